@@ -1,0 +1,630 @@
+//! The sparse CPU executor: Qwen3.5 decoding one token at a time in plain Rust f32, skipping exact zeros.
+//!
+//! Woven machines are mostly zeros: their weight matrices hold a few nonzeros per row and their MLP
+//! activations are exactly zero wherever a threshold unit is off. This executor stores every projection as
+//! a compressed sparse column matrix and multiplies only the columns whose input is nonzero, so its cost
+//! follows the nonzeros rather than the dense shape. It computes exactly the Qwen3.5 layer math of
+//! transformers' `models/qwen3_5/modeling_qwen3_5.py` (the recurrent, token-by-token path), in f32:
+//!
+//! - RMSNorm: `x * (1 / sqrt(mean(x^2) + eps)) * (1 + w)`; gated RMSNorm of the DeltaNet output:
+//!   `w * (o * (1 / sqrt(mean(o^2) + eps))) * silu(z)` (weight not zero-centred).
+//! - MLP: `down(silu(gate(x)) * up(x))`.
+//! - Gated DeltaNet: `in_proj_qkv` -> depthwise causal conv1d (kernel `linear_conv_kernel_dim`) -> SiLU ->
+//!   q, k, v; q and k L2-normalised per key head (`x / sqrt(sum(x^2) + 1e-6)`), q divided by
+//!   `sqrt(head_k_dim)`; `beta = sigmoid(b)`, `g = -exp(A_log) * softplus(a + dt_bias)`; per value head
+//!   `S = S * exp(g); kv = S^T k; S = S + k (beta (v - kv))^T; o = S^T q`.
+//! - Full attention: per head `[query, gate]` from `q_proj`, `q_norm`/`k_norm`, rotate-half rotary embedding on
+//!   the first `rotary_dim` dims, grouped-query softmax attention with scale `1/sqrt(head_dim)`, output times
+//!   `sigmoid(gate)`, `o_proj`.
+//!
+//! Dense reference: the burn model in [`crate::model`]; both must emit the same trace.
+
+use crate::config::{LayerType, Qwen35Config};
+use crate::tensor::{HostTensor, WeightMap};
+
+/// A matrix `[rows, cols]` in compressed sparse column form: only exact nonzeros are stored.
+#[derive(Clone, Debug)]
+pub struct SparseMatrix {
+    rows: usize,
+    cols: usize,
+    col_ptr: Vec<u32>,
+    row_idx: Vec<u32>,
+    vals: Vec<f32>,
+}
+
+impl SparseMatrix {
+    /// Build from a dense row-major `[rows, cols]` tensor (PyTorch's `[out, in]` for a linear weight).
+    pub fn from_dense(t: &HostTensor) -> Self {
+        let (rows, cols) = (t.shape[0], t.data.len() / t.shape[0].max(1));
+        let mut counts = vec![0u32; cols + 1];
+        for r in 0..rows {
+            for c in 0..cols {
+                if t.data[r * cols + c] != 0.0 {
+                    counts[c + 1] += 1;
+                }
+            }
+        }
+        for c in 0..cols {
+            counts[c + 1] += counts[c];
+        }
+        let nnz = counts[cols] as usize;
+        let mut fill = counts.clone();
+        let mut row_idx = vec![0u32; nnz];
+        let mut vals = vec![0f32; nnz];
+        for r in 0..rows {
+            for c in 0..cols {
+                let v = t.data[r * cols + c];
+                if v != 0.0 {
+                    let p = fill[c] as usize;
+                    row_idx[p] = r as u32;
+                    vals[p] = v;
+                    fill[c] += 1;
+                }
+            }
+        }
+        Self { rows, cols, col_ptr: counts, row_idx, vals }
+    }
+
+    /// Stored nonzeros.
+    pub fn nnz(&self) -> usize {
+        self.vals.len()
+    }
+
+    /// `y = W x` for `x` of length `cols`, skipping columns where `x` is exactly zero. Each output is
+    /// accumulated in increasing column order.
+    pub fn matvec(&self, x: &[f32]) -> Vec<f32> {
+        debug_assert_eq!(x.len(), self.cols);
+        let mut y = vec![0f32; self.rows];
+        for (c, &xc) in x.iter().enumerate() {
+            if xc == 0.0 {
+                continue;
+            }
+            let (a, b) = (self.col_ptr[c] as usize, self.col_ptr[c + 1] as usize);
+            for p in a..b {
+                y[self.row_idx[p] as usize] += self.vals[p] * xc;
+            }
+        }
+        y
+    }
+}
+
+fn silu(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+/// torch's `F.softplus` with beta 1 and threshold 20.
+fn softplus(x: f32) -> f32 {
+    if x > 20.0 { x } else { x.exp().ln_1p() }
+}
+
+/// Zero-centred RMSNorm of transformers' `Qwen3_5RMSNorm`.
+fn rms_norm(x: &[f32], one_plus_w: &[f32], eps: f32) -> Vec<f32> {
+    let ms = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
+    let r = 1.0 / (ms + eps).sqrt();
+    x.iter().zip(one_plus_w).map(|(v, g)| (v * r) * g).collect()
+}
+
+struct Mlp {
+    gate: SparseMatrix,
+    up: SparseMatrix,
+    down: SparseMatrix,
+}
+
+impl Mlp {
+    fn forward(&self, x: &[f32]) -> Vec<f32> {
+        let g = self.gate.matvec(x);
+        let u = self.up.matvec(x);
+        let h: Vec<f32> = g.iter().zip(&u).map(|(g, u)| if *g == 0.0 || *u == 0.0 { 0.0 } else { silu(*g) * u }).collect();
+        self.down.matvec(&h)
+    }
+}
+
+struct DeltaNet {
+    qkv: SparseMatrix,
+    z: SparseMatrix,
+    b: SparseMatrix,
+    a: SparseMatrix,
+    /// `[conv_dim, kernel]`.
+    conv: Vec<f32>,
+    dt_bias: Vec<f32>,
+    /// `-exp(A_log)` per value head.
+    neg_a: Vec<f32>,
+    norm_w: Vec<f32>,
+    out: SparseMatrix,
+}
+
+struct Attention {
+    q: SparseMatrix,
+    k: SparseMatrix,
+    v: SparseMatrix,
+    o: SparseMatrix,
+    q_norm: Vec<f32>,
+    k_norm: Vec<f32>,
+}
+
+enum Mixer {
+    Linear(DeltaNet),
+    Full(Attention),
+}
+
+struct Layer {
+    input_norm: Vec<f32>,
+    post_norm: Vec<f32>,
+    mixer: Mixer,
+    mlp: Mlp,
+}
+
+/// A Qwen3.5 model prepared for sparse decoding.
+pub struct SparseModel {
+    cfg: Qwen35Config,
+    embed: HostTensor,
+    layers: Vec<Layer>,
+    final_norm: Vec<f32>,
+    lm_head: SparseMatrix,
+    inv_freq: Vec<f32>,
+}
+
+/// Per-sequence caches: DeltaNet conv windows and recurrent states, attention KV caches, position.
+#[derive(Clone)]
+pub struct SparseState {
+    /// Per layer: conv window `[conv_dim, kernel-1]` (oldest first) and state `[nv, d_k, d_v]`
+    /// (DeltaNet), or keys/values `[t][nkv*head_dim]` (attention).
+    layers: Vec<LayerState>,
+    /// Tokens consumed so far (the next token's position id).
+    pub position: usize,
+}
+
+#[derive(Clone)]
+enum LayerState {
+    Linear { conv: Vec<f32>, s: Vec<f32> },
+    Full { k: Vec<Vec<f32>>, v: Vec<Vec<f32>> },
+}
+
+fn take<'a>(w: &'a WeightMap, name: &str, shape: &[usize]) -> Result<&'a HostTensor, String> {
+    let t = w.get(name).ok_or_else(|| format!("missing tensor {name}"))?;
+    if t.shape != shape {
+        return Err(format!("tensor {name} has shape {:?}, expected {:?}", t.shape, shape));
+    }
+    Ok(t)
+}
+
+impl SparseModel {
+    /// Prepare `weights` (named as `Qwen3_5ForCausalLM` names them) for decoding. Errors name a missing or
+    /// misshapen tensor.
+    pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
+        cfg.validate()?;
+        let shapes: std::collections::HashMap<String, Vec<usize>> = cfg.expected_tensors().into_iter().collect();
+        let get = |name: &str| -> Result<&HostTensor, String> { take(weights, name, &shapes[name]) };
+        let sp = |name: &str| -> Result<SparseMatrix, String> { Ok(SparseMatrix::from_dense(get(name)?)) };
+        let one_plus = |name: &str| -> Result<Vec<f32>, String> { Ok(get(name)?.data.iter().map(|w| 1.0 + w).collect()) };
+        let mut layers = Vec::new();
+        for (i, lt) in cfg.layer_types.iter().enumerate() {
+            let p = format!("model.layers.{i}");
+            let mixer = match lt {
+                LayerType::LinearAttention => {
+                    let a = format!("{p}.linear_attn");
+                    Mixer::Linear(DeltaNet {
+                        qkv: sp(&format!("{a}.in_proj_qkv.weight"))?,
+                        z: sp(&format!("{a}.in_proj_z.weight"))?,
+                        b: sp(&format!("{a}.in_proj_b.weight"))?,
+                        a: sp(&format!("{a}.in_proj_a.weight"))?,
+                        conv: get(&format!("{a}.conv1d.weight"))?.data.clone(),
+                        dt_bias: get(&format!("{a}.dt_bias"))?.data.clone(),
+                        neg_a: get(&format!("{a}.A_log"))?.data.iter().map(|v| -v.exp()).collect(),
+                        norm_w: get(&format!("{a}.norm.weight"))?.data.clone(),
+                        out: sp(&format!("{a}.out_proj.weight"))?,
+                    })
+                }
+                LayerType::FullAttention => {
+                    let a = format!("{p}.self_attn");
+                    Mixer::Full(Attention {
+                        q: sp(&format!("{a}.q_proj.weight"))?,
+                        k: sp(&format!("{a}.k_proj.weight"))?,
+                        v: sp(&format!("{a}.v_proj.weight"))?,
+                        o: sp(&format!("{a}.o_proj.weight"))?,
+                        q_norm: one_plus(&format!("{a}.q_norm.weight"))?,
+                        k_norm: one_plus(&format!("{a}.k_norm.weight"))?,
+                    })
+                }
+            };
+            layers.push(Layer {
+                input_norm: one_plus(&format!("{p}.input_layernorm.weight"))?,
+                post_norm: one_plus(&format!("{p}.post_attention_layernorm.weight"))?,
+                mixer,
+                mlp: Mlp {
+                    gate: sp(&format!("{p}.mlp.gate_proj.weight"))?,
+                    up: sp(&format!("{p}.mlp.up_proj.weight"))?,
+                    down: sp(&format!("{p}.mlp.down_proj.weight"))?,
+                },
+            });
+        }
+        let embed = get("model.embed_tokens.weight")?.clone();
+        let lm_head = if cfg.tie_word_embeddings {
+            SparseMatrix::from_dense(&embed)
+        } else {
+            sp("lm_head.weight")?
+        };
+        let rd = cfg.rotary_dim();
+        let theta = cfg.rope_parameters.rope_theta;
+        // inv_freq = 1 / theta^(2i/rd), computed as transformers does: in f32 from an f32 arange.
+        let inv_freq = (0..rd / 2)
+            .map(|i| 1.0f32 / (theta as f32).powf((2 * i) as f32 / rd as f32))
+            .collect();
+        Ok(Self { cfg: cfg.clone(), embed, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq })
+    }
+
+    /// The model's configuration.
+    pub fn config(&self) -> &Qwen35Config {
+        &self.cfg
+    }
+
+    /// Nonzero weights held (all projections, embedding excluded).
+    pub fn nonzero_weights(&self) -> usize {
+        let mut n = self.lm_head.nnz();
+        for l in &self.layers {
+            n += l.mlp.gate.nnz() + l.mlp.up.nnz() + l.mlp.down.nnz();
+            n += match &l.mixer {
+                Mixer::Linear(d) => d.qkv.nnz() + d.z.nnz() + d.a.nnz() + d.b.nnz() + d.out.nnz(),
+                Mixer::Full(a) => a.q.nnz() + a.k.nnz() + a.v.nnz() + a.o.nnz(),
+            };
+        }
+        n
+    }
+
+    /// Empty caches for a new sequence.
+    pub fn new_state(&self) -> SparseState {
+        let c = &self.cfg;
+        let layers = c
+            .layer_types
+            .iter()
+            .map(|lt| match lt {
+                LayerType::LinearAttention => LayerState::Linear {
+                    conv: vec![0.0; c.linear_conv_dim() * (c.linear_conv_kernel_dim - 1)],
+                    s: vec![0.0; c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim],
+                },
+                LayerType::FullAttention => LayerState::Full { k: Vec::new(), v: Vec::new() },
+            })
+            .collect();
+        SparseState { layers, position: 0 }
+    }
+
+    /// Feed one token; returns the logits `[vocab]` of the next token. Errors on a token id outside the
+    /// vocabulary.
+    pub fn step(&self, state: &mut SparseState, token: u32) -> Result<Vec<f32>, String> {
+        let h = self.forward(state, token, None)?;
+        let x = rms_norm(&h, &self.final_norm, self.cfg.rms_norm_eps as f32);
+        Ok(self.lm_head.matvec(&x))
+    }
+
+    /// Feed one token; returns the greedy next token (the first maximum, as `torch.argmax` does).
+    pub fn step_argmax(&self, state: &mut SparseState, token: u32) -> Result<u32, String> {
+        Ok(argmax(&self.step(state, token)?))
+    }
+
+    /// Feed one token; returns the residual stream after the embedding and after each layer
+    /// (`num_hidden_layers + 1` vectors of `hidden_size`), the last with the final norm applied, as
+    /// transformers' `output_hidden_states` reports them.
+    pub fn step_hidden(&self, state: &mut SparseState, token: u32) -> Result<Vec<Vec<f32>>, String> {
+        let mut hs = Vec::new();
+        let h = self.forward(state, token, Some(&mut hs))?;
+        let last = hs.len() - 1;
+        hs[last] = rms_norm(&h, &self.final_norm, self.cfg.rms_norm_eps as f32);
+        Ok(hs)
+    }
+
+    fn forward(&self, state: &mut SparseState, token: u32, mut trace: Option<&mut Vec<Vec<f32>>>) -> Result<Vec<f32>, String> {
+        let c = &self.cfg;
+        let hsz = c.hidden_size;
+        let t = token as usize;
+        if t >= c.vocab_size {
+            return Err(format!("token {token} is outside the vocabulary of {}", c.vocab_size));
+        }
+        let eps = c.rms_norm_eps as f32;
+        let mut h: Vec<f32> = self.embed.data[t * hsz..(t + 1) * hsz].to_vec();
+        if let Some(tr) = trace.as_deref_mut() {
+            tr.push(h.clone());
+        }
+        let pos = state.position;
+        for (layer, ls) in self.layers.iter().zip(state.layers.iter_mut()) {
+            let x = rms_norm(&h, &layer.input_norm, eps);
+            let mixed = match (&layer.mixer, ls) {
+                (Mixer::Linear(d), LayerState::Linear { conv, s }) => self.deltanet(d, &x, conv, s),
+                (Mixer::Full(a), LayerState::Full { k, v }) => self.attention(a, &x, k, v, pos),
+                _ => unreachable!("state built from the same layer_types"),
+            };
+            for (hv, m) in h.iter_mut().zip(&mixed) {
+                *hv += m;
+            }
+            let x = rms_norm(&h, &layer.post_norm, eps);
+            let m = layer.mlp.forward(&x);
+            for (hv, m) in h.iter_mut().zip(&m) {
+                *hv += m;
+            }
+            if let Some(tr) = trace.as_deref_mut() {
+                tr.push(h.clone());
+            }
+        }
+        state.position += 1;
+        Ok(h)
+    }
+
+    fn deltanet(&self, d: &DeltaNet, x: &[f32], conv_state: &mut [f32], s: &mut [f32]) -> Vec<f32> {
+        let c = &self.cfg;
+        let (nk, nv, dk, dv) = (c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
+        let kk = c.linear_conv_kernel_dim;
+        let key_dim = nk * dk;
+        let mixed = d.qkv.matvec(x);
+        // Depthwise causal conv over [window (kernel-1 previous inputs, oldest first), current], then SiLU.
+        let conv_dim = mixed.len();
+        let mut act = vec![0f32; conv_dim];
+        for ch in 0..conv_dim {
+            let w = &d.conv[ch * kk..(ch + 1) * kk];
+            let win = &mut conv_state[ch * (kk - 1)..(ch + 1) * (kk - 1)];
+            let mut acc = 0f32;
+            for j in 0..kk - 1 {
+                acc += w[j] * win[j];
+            }
+            acc += w[kk - 1] * mixed[ch];
+            act[ch] = silu(acc);
+            if kk > 1 {
+                win.rotate_left(1);
+                win[kk - 2] = mixed[ch];
+            }
+        }
+        let (q, rest) = act.split_at(key_dim);
+        let (k, v) = rest.split_at(key_dim);
+        let z = d.z.matvec(x);
+        let b = d.b.matvec(x);
+        let a = d.a.matvec(x);
+        let scale = (dk as f32).sqrt();
+        let l2 = |u: &[f32]| -> Vec<f32> {
+            let ss = u.iter().map(|e| e * e).sum::<f32>();
+            let r = 1.0 / (ss + 1e-6).sqrt();
+            u.iter().map(|e| e * r).collect()
+        };
+        let per_k = nv / nk;
+        let mut out = vec![0f32; nv * dv];
+        let mut qh: Vec<Vec<f32>> = Vec::with_capacity(nk);
+        let mut kh: Vec<Vec<f32>> = Vec::with_capacity(nk);
+        for i in 0..nk {
+            qh.push(l2(&q[i * dk..(i + 1) * dk]).into_iter().map(|e| e / scale).collect());
+            kh.push(l2(&k[i * dk..(i + 1) * dk]));
+        }
+        let eps = c.rms_norm_eps as f32;
+        for hv in 0..nv {
+            let ki = hv / per_k;
+            let (qv, kv) = (&qh[ki], &kh[ki]);
+            let vv = &v[hv * dv..(hv + 1) * dv];
+            let beta = sigmoid(b[hv]);
+            let g = d.neg_a[hv] * softplus(a[hv] + d.dt_bias[hv]);
+            let decay = g.exp();
+            let st = &mut s[hv * dk * dv..(hv + 1) * dk * dv];
+            if decay != 1.0 {
+                st.iter_mut().for_each(|e| *e *= decay);
+            }
+            if beta != 0.0 && kv.iter().any(|e| *e != 0.0) {
+                // kv_mem = S^T k; delta = (v - kv_mem) * beta; S += k delta^T
+                let mut mem = vec![0f32; dv];
+                for r in 0..dk {
+                    if kv[r] != 0.0 {
+                        for (m, sv) in mem.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
+                            *m += sv * kv[r];
+                        }
+                    }
+                }
+                let delta: Vec<f32> = vv.iter().zip(&mem).map(|(v, m)| (v - m) * beta).collect();
+                for r in 0..dk {
+                    if kv[r] != 0.0 {
+                        for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(&delta) {
+                            *sv += kv[r] * dl;
+                        }
+                    }
+                }
+            }
+            let o = &mut out[hv * dv..(hv + 1) * dv];
+            for r in 0..dk {
+                if qv[r] != 0.0 {
+                    for (ov, sv) in o.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
+                        *ov += sv * qv[r];
+                    }
+                }
+            }
+            // Gated RMSNorm: w * (o * rsqrt(mean(o^2) + eps)) * silu(z).
+            let ms = o.iter().map(|e| e * e).sum::<f32>() / dv as f32;
+            let r = 1.0 / (ms + eps).sqrt();
+            let zh = &z[hv * dv..(hv + 1) * dv];
+            for j in 0..dv {
+                o[j] = (d.norm_w[j] * (o[j] * r)) * silu(zh[j]);
+            }
+        }
+        d.out.matvec(&out)
+    }
+
+    fn attention(&self, a: &Attention, x: &[f32], kc: &mut Vec<Vec<f32>>, vc: &mut Vec<Vec<f32>>, pos: usize) -> Vec<f32> {
+        let c = &self.cfg;
+        let (nh, nkv, hd) = (c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+        let eps = c.rms_norm_eps as f32;
+        let qg = a.q.matvec(x);
+        let mut k = a.k.matvec(x);
+        let v = a.v.matvec(x);
+        let rd = c.rotary_dim();
+        let (cos, sin): (Vec<f32>, Vec<f32>) = self
+            .inv_freq
+            .iter()
+            .map(|f| {
+                let ang = pos as f32 * f;
+                (ang.cos(), ang.sin())
+            })
+            .unzip();
+        let rope = |u: &mut [f32]| {
+            let half = rd / 2;
+            let orig: Vec<f32> = u[..rd].to_vec();
+            for i in 0..rd {
+                let rot = if i < half { -orig[i + half] } else { orig[i - half] };
+                let (cs, sn) = (cos[i % half], sin[i % half]);
+                u[i] = orig[i] * cs + rot * sn;
+            }
+        };
+        for j in 0..nkv {
+            let mut kn = rms_norm(&k[j * hd..(j + 1) * hd], &a.k_norm, eps);
+            rope(&mut kn);
+            k[j * hd..(j + 1) * hd].copy_from_slice(&kn);
+        }
+        kc.push(k);
+        vc.push(v);
+        let group = nh / nkv;
+        let scaling = (hd as f32).powf(-0.5);
+        let mut out = vec![0f32; nh * hd];
+        for head in 0..nh {
+            let base = head * 2 * hd;
+            let mut q = rms_norm(&qg[base..base + hd], &a.q_norm, eps);
+            rope(&mut q);
+            let gate = &qg[base + hd..base + 2 * hd];
+            let j = head / group;
+            let scores: Vec<f32> = kc
+                .iter()
+                .map(|kt| q.iter().zip(&kt[j * hd..(j + 1) * hd]).map(|(a, b)| a * b).sum::<f32>() * scaling)
+                .collect();
+            let mx = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            let e: Vec<f32> = scores.iter().map(|s| (s - mx).exp()).collect();
+            let sum: f32 = e.iter().sum();
+            let o = &mut out[head * hd..(head + 1) * hd];
+            for (w, vt) in e.iter().zip(vc.iter()) {
+                let p = w / sum;
+                if p != 0.0 {
+                    for (ov, vv) in o.iter_mut().zip(&vt[j * hd..(j + 1) * hd]) {
+                        *ov += p * vv;
+                    }
+                }
+            }
+            for (ov, g) in o.iter_mut().zip(gate) {
+                *ov *= sigmoid(*g);
+            }
+        }
+        a.o.matvec(&out)
+    }
+}
+
+/// Index of the first maximum (`torch.argmax` semantics for finite values).
+pub fn argmax(v: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_matvec_matches_dense() {
+        let t = HostTensor::new(vec![3, 4], vec![0., 1., 0., 2., 3., 0., 0., 0., 0., -1., 5., 0.]);
+        let m = SparseMatrix::from_dense(&t);
+        assert_eq!(m.nnz(), 5);
+        assert_eq!(m.matvec(&[1., 2., 3., 4.]), vec![10., 3., 13.]);
+        assert_eq!(m.matvec(&[0., 0., 1., 0.]), vec![0., 0., 5.]);
+    }
+
+    #[test]
+    fn silu_is_exact_relu_at_multiples_of_128() {
+        for n in -64i32..=64 {
+            let g = 128.0 * n as f32;
+            assert_eq!(silu(g), g.max(0.0), "silu({g})");
+        }
+        assert_eq!(sigmoid(200.0), 1.0);
+        assert_eq!(sigmoid(-200.0), 0.0);
+        assert_eq!(softplus(-200.0), 0.0);
+    }
+}
+
+/// Agreement with Hugging Face transformers on the shared fixtures (`$WEAVER_FIXTURES`, default
+/// `../shared/fixtures`): token-by-token hidden states and logits within a relative error of 1e-4.
+#[cfg(test)]
+mod fixture_tests {
+    use super::*;
+    use safetensors::SafeTensors;
+    use std::path::PathBuf;
+
+    fn fixtures_dir() -> Option<PathBuf> {
+        let d = std::env::var("WEAVER_FIXTURES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures")));
+        if d.is_dir() {
+            Some(d)
+        } else if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("fixtures folder {} is missing under CI=true", d.display());
+        } else {
+            eprintln!("skipped: no fixtures folder at {}", d.display());
+            None
+        }
+    }
+
+    fn load_f32(path: &std::path::Path) -> WeightMap {
+        let bytes = std::fs::read(path).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        st.tensors()
+            .into_iter()
+            .map(|(name, view)| {
+                let data = match view.dtype() {
+                    safetensors::Dtype::F32 => view.data().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
+                    safetensors::Dtype::I64 => view.data().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f32).collect(),
+                    d => panic!("{name}: unexpected dtype {d:?}"),
+                };
+                (name, HostTensor::new(view.shape().to_vec(), data))
+            })
+            .collect()
+    }
+
+    fn rel_err(a: &[f32], b: &[f32]) -> f64 {
+        let num: f64 = a.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum();
+        let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
+        (num / den).sqrt()
+    }
+
+    #[test]
+    fn sparse_executor_matches_transformers_on_fixtures() {
+        let Some(dir) = fixtures_dir() else { return };
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let fx = entry.unwrap().path();
+            if !fx.file_name().unwrap().to_string_lossy().starts_with("qwen35-") {
+                continue;
+            }
+            let cfg = Qwen35Config::from_file(&fx.join("config.json")).unwrap();
+            let weights = load_f32(&fx.join("model.safetensors"));
+            let reference = load_f32(&fx.join("reference.safetensors"));
+            let model = SparseModel::new(&cfg, &weights).unwrap();
+            let ids: Vec<u32> = reference["input_ids"].data.iter().map(|v| *v as u32).collect::<Vec<_>>();
+            let ids = if ids.is_empty() { panic!("no ids") } else { ids };
+            let t_len = ids.len();
+            let h = cfg.hidden_size;
+            let v = cfg.vocab_size;
+            let mut st = model.new_state();
+            let mut hidden: Vec<Vec<Vec<f32>>> = Vec::new();
+            let mut logits = Vec::new();
+            for &tok in &ids {
+                let mut s2 = st.clone();
+                hidden.push(model.step_hidden(&mut s2, tok).unwrap());
+                logits.extend(model.step(&mut st, tok).unwrap());
+            }
+            for l in 0..=cfg.num_hidden_layers {
+                let ours: Vec<f32> = (0..t_len).flat_map(|t| hidden[t][l].clone()).collect();
+                let e = rel_err(&ours, &reference[&format!("hidden_{l}")].data);
+                assert!(e <= 1e-4, "{}: hidden_{l} rel err {e}", fx.display());
+                assert_eq!(ours.len(), t_len * h);
+            }
+            let e = rel_err(&logits, &reference["decode_logits"].data);
+            assert!(e <= 1e-4, "{}: decode logits rel err {e}", fx.display());
+            assert_eq!(logits.len(), t_len * v);
+            eprintln!("{}: {} positions, decode logits rel err {e:.2e}", fx.display(), t_len);
+            seen += 1;
+        }
+        assert!(seen >= 3, "expected the three qwen35-* fixtures, saw {seen}");
+    }
+}
