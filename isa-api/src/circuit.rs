@@ -1,0 +1,273 @@
+//! The per-step circuit: a word- and bit-level IR.
+//!
+//! A [`Circuit`] is a list of [`Node`]s in topological order (every operand index is smaller than the node's
+//! own index). Each node produces an unsigned word of `width` bits (1..=64); signedness is a property of the
+//! operation, never of the value. Reads see the *committed* state at the start of the step; the step's effects
+//! are register next-values ([`RegNext`]), at most one memory write per memory ([`MemWrite`]), output-port
+//! writes ([`OutWrite`]) and a halt bit. Registers without a [`RegNext`] keep their value.
+
+use serde::{Deserialize, Serialize};
+
+/// Index of a node in [`Circuit::nodes`].
+pub type NodeId = u32;
+
+/// Shift and rotate kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShiftKind {
+    /// Shift left, zeros in.
+    Shl,
+    /// Logical shift right, zeros in.
+    Shr,
+    /// Arithmetic shift right, copies of the sign bit in.
+    Sar,
+    /// Rotate left (amount taken modulo the width).
+    Rotl,
+    /// Rotate right (amount taken modulo the width).
+    Rotr,
+}
+
+/// Comparison kinds; every comparison yields a 1-bit word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmpKind {
+    Eq,
+    Ne,
+    /// Unsigned less-than.
+    Ltu,
+    /// Signed (two's complement) less-than.
+    Lts,
+    /// Unsigned less-or-equal.
+    Leu,
+    /// Signed less-or-equal.
+    Les,
+}
+
+/// One operation. Operand words are named by [`NodeId`]; result width is [`Node::width`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// A constant (must fit the width).
+    Const { value: u64 },
+    /// The committed value of register `reg` (width = the register's width).
+    Reg { reg: u32 },
+    /// The committed word of memory `mem` at address `addr` (address width = the memory's address width;
+    /// result width = its word width).
+    Load { mem: u32, addr: NodeId },
+    /// `a + b (+ cin)` modulo 2^width; `a`, `b` of the result width, `cin` 1 bit. Take a carry out by adding
+    /// zero-extended operands one bit wider.
+    Add { a: NodeId, b: NodeId, cin: Option<NodeId> },
+    /// `a - b` modulo 2^width.
+    Sub { a: NodeId, b: NodeId },
+    And { a: NodeId, b: NodeId },
+    Or { a: NodeId, b: NodeId },
+    Xor { a: NodeId, b: NodeId },
+    Not { a: NodeId },
+    /// Shift or rotate by a constant amount. Shifts by >= width give 0 (or all sign bits for `sar`).
+    ShiftConst { kind: ShiftKind, a: NodeId, by: u32 },
+    /// Shift or rotate by the unsigned value of `by` (at most 8 bits wide; slice wider amounts first).
+    Shift { kind: ShiftKind, a: NodeId, by: NodeId },
+    /// Compare two words of equal width; result width 1.
+    Cmp { kind: CmpKind, a: NodeId, b: NodeId },
+    /// `sel ? if1 : if0`; `sel` is 1 bit.
+    Mux { sel: NodeId, if0: NodeId, if1: NodeId },
+    /// Zero extension (or identity) to the node width.
+    Zext { a: NodeId },
+    /// Sign extension (or identity) to the node width.
+    Sext { a: NodeId },
+    /// Bits `lo .. lo + width` of `a`.
+    Slice { a: NodeId, lo: u32 },
+    /// Concatenation, first part in the low bits; widths add up to the node width.
+    Concat { parts: Vec<NodeId> },
+    /// Low `width` bits of `a * b` (operands of the node width).
+    MulLo { a: NodeId, b: NodeId },
+    /// High `width` bits of the 2*width-bit product of `a` and `b` (operands of the node width), each operand
+    /// read as signed or unsigned.
+    MulHi { a: NodeId, b: NodeId, signed_a: bool, signed_b: bool },
+    /// `table[index]` (entries beyond the table read 0); `index` at most 12 bits wide.
+    Lookup { table: Vec<u64>, index: NodeId },
+}
+
+/// A node: an operation and its result width in bits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub width: u32,
+    #[serde(flatten)]
+    pub op: Op,
+}
+
+/// A register's value after the step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegNext {
+    pub reg: u32,
+    pub value: NodeId,
+}
+
+/// A memory write: `mem[addr] = data` when `enable` (1 bit) is 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemWrite {
+    pub mem: u32,
+    pub addr: NodeId,
+    pub data: NodeId,
+    pub enable: NodeId,
+}
+
+/// An output-port write the host observes: `value` when `enable` (1 bit) is 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutWrite {
+    pub port: u32,
+    pub value: NodeId,
+    pub enable: NodeId,
+}
+
+/// One step of a machine.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Circuit {
+    pub nodes: Vec<Node>,
+    #[serde(default)]
+    pub next: Vec<RegNext>,
+    #[serde(default)]
+    pub mem_writes: Vec<MemWrite>,
+    #[serde(default)]
+    pub outputs: Vec<OutWrite>,
+    /// 1-bit node: when 1 the step does nothing but halt the machine.
+    #[serde(default)]
+    pub halt: Option<NodeId>,
+}
+
+impl Op {
+    /// Operand node ids, in order.
+    pub fn operands(&self) -> Vec<NodeId> {
+        match self {
+            Op::Const { .. } | Op::Reg { .. } => vec![],
+            Op::Load { addr, .. } => vec![*addr],
+            Op::Add { a, b, cin } => {
+                let mut v = vec![*a, *b];
+                v.extend(cin);
+                v
+            }
+            Op::Sub { a, b }
+            | Op::And { a, b }
+            | Op::Or { a, b }
+            | Op::Xor { a, b }
+            | Op::Cmp { a, b, .. }
+            | Op::MulLo { a, b }
+            | Op::MulHi { a, b, .. } => vec![*a, *b],
+            Op::Not { a } | Op::ShiftConst { a, .. } | Op::Zext { a } | Op::Sext { a } | Op::Slice { a, .. } => vec![*a],
+            Op::Shift { a, by, .. } => vec![*a, *by],
+            Op::Mux { sel, if0, if1 } => vec![*sel, *if0, *if1],
+            Op::Concat { parts } => parts.clone(),
+            Op::Lookup { index, .. } => vec![*index],
+        }
+    }
+}
+
+/// Builds a [`Circuit`] with width inference; methods return the new node's id. Widths are checked by
+/// [`crate::MachineDesc::validate`], so the builder itself never fails.
+#[derive(Clone, Debug, Default)]
+pub struct CircuitBuilder {
+    pub circuit: Circuit,
+}
+
+impl CircuitBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Append a node with an explicit width.
+    pub fn node(&mut self, width: u32, op: Op) -> NodeId {
+        self.circuit.nodes.push(Node { width, op });
+        (self.circuit.nodes.len() - 1) as NodeId
+    }
+    /// Width of an existing node (0 if out of range).
+    pub fn width(&self, n: NodeId) -> u32 {
+        self.circuit.nodes.get(n as usize).map_or(0, |x| x.width)
+    }
+    pub fn konst(&mut self, width: u32, value: u64) -> NodeId {
+        self.node(width, Op::Const { value })
+    }
+    pub fn reg(&mut self, reg: u32, width: u32) -> NodeId {
+        self.node(width, Op::Reg { reg })
+    }
+    pub fn load(&mut self, mem: u32, word_width: u32, addr: NodeId) -> NodeId {
+        self.node(word_width, Op::Load { mem, addr })
+    }
+    pub fn add(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Add { a, b, cin: None })
+    }
+    pub fn add_c(&mut self, a: NodeId, b: NodeId, cin: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Add { a, b, cin: Some(cin) })
+    }
+    pub fn sub(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Sub { a, b })
+    }
+    pub fn and(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.node(self.width(a), Op::And { a, b })
+    }
+    pub fn or(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Or { a, b })
+    }
+    pub fn xor(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Xor { a, b })
+    }
+    pub fn not(&mut self, a: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Not { a })
+    }
+    pub fn shift_const(&mut self, kind: ShiftKind, a: NodeId, by: u32) -> NodeId {
+        self.node(self.width(a), Op::ShiftConst { kind, a, by })
+    }
+    pub fn shift(&mut self, kind: ShiftKind, a: NodeId, by: NodeId) -> NodeId {
+        self.node(self.width(a), Op::Shift { kind, a, by })
+    }
+    pub fn cmp(&mut self, kind: CmpKind, a: NodeId, b: NodeId) -> NodeId {
+        self.node(1, Op::Cmp { kind, a, b })
+    }
+    pub fn eq(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.cmp(CmpKind::Eq, a, b)
+    }
+    /// `sel ? if1 : if0`.
+    pub fn mux(&mut self, sel: NodeId, if0: NodeId, if1: NodeId) -> NodeId {
+        self.node(self.width(if0), Op::Mux { sel, if0, if1 })
+    }
+    pub fn zext(&mut self, a: NodeId, width: u32) -> NodeId {
+        self.node(width, Op::Zext { a })
+    }
+    pub fn sext(&mut self, a: NodeId, width: u32) -> NodeId {
+        self.node(width, Op::Sext { a })
+    }
+    pub fn slice(&mut self, a: NodeId, lo: u32, width: u32) -> NodeId {
+        self.node(width, Op::Slice { a, lo })
+    }
+    /// Bit `i` of `a`.
+    pub fn bit(&mut self, a: NodeId, i: u32) -> NodeId {
+        self.slice(a, i, 1)
+    }
+    pub fn concat(&mut self, parts: &[NodeId]) -> NodeId {
+        let w = parts.iter().map(|p| self.width(*p)).sum();
+        self.node(w, Op::Concat { parts: parts.to_vec() })
+    }
+    pub fn mul_lo(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        self.node(self.width(a), Op::MulLo { a, b })
+    }
+    pub fn mul_hi(&mut self, a: NodeId, b: NodeId, signed_a: bool, signed_b: bool) -> NodeId {
+        self.node(self.width(a), Op::MulHi { a, b, signed_a, signed_b })
+    }
+    pub fn lookup(&mut self, width: u32, table: Vec<u64>, index: NodeId) -> NodeId {
+        self.node(width, Op::Lookup { table, index })
+    }
+    /// Set register `reg`'s next value.
+    pub fn set_next(&mut self, reg: u32, value: NodeId) {
+        self.circuit.next.push(RegNext { reg, value });
+    }
+    pub fn mem_write(&mut self, mem: u32, addr: NodeId, data: NodeId, enable: NodeId) {
+        self.circuit.mem_writes.push(MemWrite { mem, addr, data, enable });
+    }
+    pub fn output(&mut self, port: u32, value: NodeId, enable: NodeId) {
+        self.circuit.outputs.push(OutWrite { port, value, enable });
+    }
+    pub fn halt(&mut self, bit: NodeId) {
+        self.circuit.halt = Some(bit);
+    }
+    pub fn finish(self) -> Circuit {
+        self.circuit
+    }
+}

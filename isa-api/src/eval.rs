@@ -1,0 +1,282 @@
+//! The reference evaluator: runs a machine straight from its circuit, word by word, and writes the reference
+//! trace in the machine's [`Protocol`].
+
+use crate::circuit::{CmpKind, Op, ShiftKind};
+use crate::machine::MachineDesc;
+use crate::protocol::{FieldRole, Protocol};
+
+/// Architectural state: register values and memory contents (words masked to their widths).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineState {
+    pub regs: Vec<u64>,
+    pub mems: Vec<Vec<u64>>,
+}
+
+impl MachineState {
+    /// The reset state: everything zero.
+    pub fn reset(m: &MachineDesc) -> Self {
+        Self { regs: vec![0; m.registers.len()], mems: m.memories.iter().map(|d| vec![0; 1usize << d.addr_width]).collect() }
+    }
+}
+
+/// The effects of one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepOutcome {
+    /// The halt bit was set: nothing else happened.
+    pub halted: bool,
+    /// Value of every step field of the protocol, in `step_fields` order (`None` = NONE).
+    pub fields: Vec<Option<u64>>,
+    /// Output-port writes `(port, value)` this step.
+    pub outputs: Vec<(u32, u64)>,
+}
+
+fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+fn sext(v: u64, w: u32) -> i64 {
+    if w >= 64 { v as i64 } else { ((v << (64 - w)) as i64) >> (64 - w) }
+}
+
+/// Evaluate every node of the circuit on `state`; returns one word per node.
+pub fn eval_nodes(m: &MachineDesc, state: &MachineState) -> Vec<u64> {
+    let c = &m.circuit;
+    let mut val: Vec<u64> = Vec::with_capacity(c.nodes.len());
+    for n in &c.nodes {
+        let w = n.width;
+        let g = |id: &u32| val[*id as usize];
+        let gw = |id: &u32| c.nodes[*id as usize].width;
+        let v: u64 = match &n.op {
+            Op::Const { value } => *value,
+            Op::Reg { reg } => state.regs[*reg as usize],
+            Op::Load { mem, addr } => state.mems[*mem as usize][g(addr) as usize],
+            Op::Add { a, b, cin } => g(a).wrapping_add(g(b)).wrapping_add(cin.map_or(0, |c| val[c as usize])),
+            Op::Sub { a, b } => g(a).wrapping_sub(g(b)),
+            Op::And { a, b } => g(a) & g(b),
+            Op::Or { a, b } => g(a) | g(b),
+            Op::Xor { a, b } => g(a) ^ g(b),
+            Op::Not { a } => !g(a),
+            Op::ShiftConst { kind, a, by } => shift(*kind, g(a), *by as u64, w),
+            Op::Shift { kind, a, by } => shift(*kind, g(a), g(by), w),
+            Op::Cmp { kind, a, b } => {
+                let (x, y, aw) = (g(a), g(b), gw(a));
+                (match kind {
+                    CmpKind::Eq => x == y,
+                    CmpKind::Ne => x != y,
+                    CmpKind::Ltu => x < y,
+                    CmpKind::Leu => x <= y,
+                    CmpKind::Lts => sext(x, aw) < sext(y, aw),
+                    CmpKind::Les => sext(x, aw) <= sext(y, aw),
+                }) as u64
+            }
+            Op::Mux { sel, if0, if1 } => {
+                if g(sel) & 1 == 1 { g(if1) } else { g(if0) }
+            }
+            Op::Zext { a } => g(a),
+            Op::Sext { a } => sext(g(a), gw(a)) as u64,
+            Op::Slice { a, lo } => g(a) >> lo,
+            Op::Concat { parts } => {
+                let mut acc = 0u64;
+                let mut off = 0;
+                for p in parts {
+                    if off < 64 {
+                        acc |= g(p) << off;
+                    }
+                    off += gw(p);
+                }
+                acc
+            }
+            Op::MulLo { a, b } => g(a).wrapping_mul(g(b)),
+            Op::MulHi { a, b, signed_a, signed_b } => {
+                let ext = |x: u64, s: bool| -> i128 { if s { sext(x, w) as i128 } else { x as i128 } };
+                let p = ext(g(a), *signed_a).wrapping_mul(ext(g(b), *signed_b));
+                (p >> w) as u64
+            }
+            Op::Lookup { table, index } => table.get(g(index) as usize).copied().unwrap_or(0),
+        };
+        val.push(v & mask(w));
+    }
+    val
+}
+
+fn shift(kind: ShiftKind, x: u64, by: u64, w: u32) -> u64 {
+    let x = x & mask(w);
+    let r = match kind {
+        ShiftKind::Shl => if by >= w as u64 { 0 } else { x << by },
+        ShiftKind::Shr => if by >= w as u64 { 0 } else { x >> by },
+        ShiftKind::Sar => {
+            let s = sext(x, w);
+            (if by >= w as u64 { s >> 63 } else { s >> by }) as u64
+        }
+        ShiftKind::Rotl | ShiftKind::Rotr => {
+            let k = (by % w as u64) as u32;
+            let k = if kind == ShiftKind::Rotl { k } else { (w - k) % w };
+            if k == 0 { x } else { (x << k) | (x >> (w - k)) }
+        }
+    };
+    r & mask(w)
+}
+
+/// A reference machine: description, protocol and state.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    pub desc: MachineDesc,
+    pub protocol: Protocol,
+    pub state: MachineState,
+}
+
+impl Reference {
+    /// A machine in its reset state (the description must be validated).
+    pub fn new(desc: MachineDesc) -> Self {
+        let protocol = Protocol::of(&desc);
+        let state = MachineState::reset(&desc);
+        Self { desc, protocol, state }
+    }
+
+    /// Load words into memory `mem` from `base` (what the host's load tokens do).
+    pub fn load(&mut self, mem: u32, base: u64, words: &[u64]) {
+        let md = &self.desc.memories[mem as usize];
+        for (i, w) in words.iter().enumerate() {
+            let a = ((base + i as u64) & mask(md.addr_width)) as usize;
+            self.state.mems[mem as usize][a] = w & mask(md.word_width);
+        }
+    }
+
+    /// Run one step, updating the state.
+    pub fn step(&mut self) -> StepOutcome {
+        let d = &self.desc;
+        let val = eval_nodes(d, &self.state);
+        let c = &d.circuit;
+        if let Some(h) = c.halt {
+            if val[h as usize] == 1 {
+                return StepOutcome { halted: true, fields: vec![], outputs: vec![] };
+            }
+        }
+        let mut next = self.state.regs.clone();
+        for rn in &c.next {
+            next[rn.reg as usize] = val[rn.value as usize];
+        }
+        let mut fields = Vec::new();
+        for &fi in &self.protocol.step_fields {
+            let f = &self.protocol.fields[fi as usize];
+            let chunk = |v: u64| Some((v >> f.lo) & mask(f.width));
+            let v = match f.role {
+                FieldRole::RegNext { reg, .. } => chunk(next[reg as usize]),
+                FieldRole::MemAddr { mem, .. } => {
+                    let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
+                    chunk(val[w.addr as usize])
+                }
+                FieldRole::MemData { mem, .. } => {
+                    let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
+                    if val[w.enable as usize] == 1 { chunk(val[w.data as usize]) } else { None }
+                }
+                FieldRole::Out { port, .. } => {
+                    let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
+                    if val[o.enable as usize] == 1 { chunk(val[o.value as usize]) } else { None }
+                }
+                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } => unreachable!("load fields are not step fields"),
+            };
+            fields.push(v);
+        }
+        let mut outputs = Vec::new();
+        for o in &c.outputs {
+            if val[o.enable as usize] == 1 {
+                outputs.push((o.port, val[o.value as usize]));
+            }
+        }
+        for w in &c.mem_writes {
+            if val[w.enable as usize] == 1 {
+                self.state.mems[w.mem as usize][val[w.addr as usize] as usize] = val[w.data as usize];
+            }
+        }
+        self.state.regs = next;
+        StepOutcome { halted: false, fields, outputs }
+    }
+
+    /// The tokens of one step outcome (field tokens then STEP, or HALT).
+    pub fn step_tokens(&self, o: &StepOutcome) -> Vec<u32> {
+        if o.halted {
+            return vec![self.protocol.halt_token];
+        }
+        let mut t: Vec<u32> = self.protocol.step_fields.iter().zip(&o.fields).map(|(f, v)| self.protocol.encode(*f, *v)).collect();
+        t.push(self.protocol.step_token);
+        t
+    }
+
+    /// Run up to `max_steps` steps (stopping at HALT); returns the generated tokens.
+    pub fn run(&mut self, max_steps: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        for _ in 0..max_steps {
+            let o = self.step();
+            out.extend(self.step_tokens(&o));
+            if o.halted {
+                break;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit::CircuitBuilder;
+    use crate::machine::{MemoryDesc, PortDesc, RegisterDesc};
+
+    #[test]
+    fn shifts_and_extensions() {
+        assert_eq!(shift(ShiftKind::Sar, 0x80, 3, 8), 0xF0);
+        assert_eq!(shift(ShiftKind::Sar, 0x80, 9, 8), 0xFF);
+        assert_eq!(shift(ShiftKind::Shl, 0x81, 1, 8) & 0xFF, 0x02);
+        assert_eq!(shift(ShiftKind::Rotl, 0x81, 1, 8) & 0xFF, 0x03);
+        assert_eq!(shift(ShiftKind::Rotr, 0x81, 1, 8) & 0xFF, 0xC0);
+        assert_eq!(shift(ShiftKind::Shr, 0x81, 8, 8), 0);
+        assert_eq!(sext(0x80, 8), -128);
+    }
+
+    #[test]
+    fn counter_machine_trace() {
+        // A counter that outputs its value and halts at 3.
+        let mut b = CircuitBuilder::new();
+        let r = b.reg(0, 8);
+        let one = b.konst(8, 1);
+        let n = b.add(r, one);
+        let three = b.konst(8, 3);
+        let h = b.eq(r, three);
+        let en = b.konst(1, 1);
+        b.set_next(0, n);
+        b.output(0, r, en);
+        b.halt(h);
+        let d = MachineDesc::new("ctr", vec![RegisterDesc { name: "R".into(), width: 8 }], vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 4 }], vec![PortDesc { name: "OUT".into(), width: 8 }], b.finish());
+        d.validate().unwrap();
+        let mut m = Reference::new(d);
+        let t = m.run(10);
+        let p = &m.protocol;
+        let s: Vec<String> = t.iter().map(|x| p.describe(*x)).collect();
+        assert_eq!(s, ["R=1", "OUT=0", "STEP", "R=2", "OUT=1", "STEP", "R=3", "OUT=2", "STEP", "HALT"]);
+        for x in &t {
+            let back = match p.decode(*x).unwrap() {
+                crate::Token::Step => p.step_token,
+                crate::Token::Halt => p.halt_token,
+                crate::Token::Value { field, value } => p.encode(field, Some(value)),
+                crate::Token::None { field } => p.encode(field, None),
+            };
+            assert_eq!(back, *x);
+        }
+    }
+
+    #[test]
+    fn bad_descriptions_are_named() {
+        let mut b = CircuitBuilder::new();
+        let r = b.reg(0, 8);
+        let x = b.konst(4, 1);
+        b.add(r, x);
+        let d = MachineDesc::new("bad", vec![RegisterDesc { name: "R".into(), width: 8 }], vec![], vec![], b.finish());
+        let e = d.validate().unwrap_err().to_string();
+        assert!(e.contains("node 2") && e.contains("widths 8 and 4"), "{e}");
+        let mut d2 = d.clone();
+        d2.api_version = 99;
+        assert!(d2.validate().unwrap_err().to_string().contains("api_version 99"));
+        assert!(MachineDesc::from_json(b"{\"x\":1}").unwrap_err().to_string().contains("malformed"));
+    }
+}

@@ -1,0 +1,258 @@
+//! [`MachineDesc`]: everything a plugin hands over, as plain versioned data, and its validation.
+
+use crate::circuit::{Circuit, CmpKind, NodeId, Op, ShiftKind};
+use serde::{Deserialize, Serialize};
+
+/// Version of the description format. A description with another version is rejected.
+pub const API_VERSION: u32 = 1;
+
+/// A register: a named word of `width` bits (1..=64), zero at reset.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegisterDesc {
+    pub name: String,
+    pub width: u32,
+}
+
+/// A memory of `2^addr_width` words of `word_width` bits, zero at reset; the host may load it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryDesc {
+    pub name: String,
+    pub word_width: u32,
+    pub addr_width: u32,
+}
+
+/// An output port the host observes (console, IO device).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PortDesc {
+    pub name: String,
+    pub width: u32,
+}
+
+fn default_chunk() -> u32 {
+    8
+}
+
+/// A machine: state, per-step circuit, host interface, trace options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineDesc {
+    pub api_version: u32,
+    pub name: String,
+    #[serde(default)]
+    pub registers: Vec<RegisterDesc>,
+    #[serde(default)]
+    pub memories: Vec<MemoryDesc>,
+    #[serde(default)]
+    pub ports: Vec<PortDesc>,
+    pub circuit: Circuit,
+    /// Bits per trace token value (1..=16): wider fields are split into chunks, low chunk first.
+    #[serde(default = "default_chunk")]
+    pub chunk_bits: u32,
+}
+
+/// A malformed machine description. Every message names the offending item.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DescError {
+    #[error("api_version {found} is not supported (this build reads version {expected})")]
+    Version { found: u32, expected: u32 },
+    #[error("machine {machine}: {msg}")]
+    Invalid { machine: String, msg: String },
+    #[error("malformed machine description: {0}")]
+    Parse(String),
+}
+
+impl MachineDesc {
+    /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
+    pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
+        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, circuit, chunk_bits: 8 }
+    }
+
+    /// Parse JSON bytes and validate.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, DescError> {
+        let d: MachineDesc = serde_json::from_slice(bytes).map_err(|e| DescError::Parse(e.to_string()))?;
+        d.validate()?;
+        Ok(d)
+    }
+
+    /// Serialize to JSON bytes.
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a machine description always serializes")
+    }
+
+    /// Check versions, widths, operand order and references. Every later stage may assume a validated
+    /// description.
+    pub fn validate(&self) -> Result<(), DescError> {
+        if self.api_version != API_VERSION {
+            return Err(DescError::Version { found: self.api_version, expected: API_VERSION });
+        }
+        let bad = |msg: String| DescError::Invalid { machine: self.name.clone(), msg };
+        if !(1..=16).contains(&self.chunk_bits) {
+            return Err(bad(format!("chunk_bits {} must be in 1..=16", self.chunk_bits)));
+        }
+        for r in &self.registers {
+            if !(1..=64).contains(&r.width) {
+                return Err(bad(format!("register {} has width {} (1..=64)", r.name, r.width)));
+            }
+        }
+        for m in &self.memories {
+            if !(1..=64).contains(&m.word_width) || !(1..=24).contains(&m.addr_width) {
+                return Err(bad(format!("memory {}: word width {} (1..=64), address width {} (1..=24)", m.name, m.word_width, m.addr_width)));
+            }
+        }
+        for p in &self.ports {
+            if !(1..=64).contains(&p.width) {
+                return Err(bad(format!("port {} has width {} (1..=64)", p.name, p.width)));
+            }
+        }
+        let c = &self.circuit;
+        let w = |id: NodeId| c.nodes[id as usize].width;
+        for (i, n) in c.nodes.iter().enumerate() {
+            let e = |msg: String| bad(format!("node {i} ({:?}): {msg}", n.op));
+            if !(1..=64).contains(&n.width) {
+                return Err(e(format!("width {} (1..=64)", n.width)));
+            }
+            for o in n.op.operands() {
+                if o as usize >= i {
+                    return Err(e(format!("operand {o} is not an earlier node")));
+                }
+            }
+            let same = |a: NodeId, b: NodeId| -> Result<(), DescError> {
+                if w(a) != n.width || w(b) != n.width {
+                    return Err(e(format!("operands have widths {} and {}, result {}", w(a), w(b), n.width)));
+                }
+                Ok(())
+            };
+            match &n.op {
+                Op::Const { value } => {
+                    if n.width < 64 && *value >> n.width != 0 {
+                        return Err(e(format!("constant {value} does not fit {} bits", n.width)));
+                    }
+                }
+                Op::Reg { reg } => {
+                    let r = self.registers.get(*reg as usize).ok_or_else(|| e(format!("no register {reg}")))?;
+                    if r.width != n.width {
+                        return Err(e(format!("register {} is {} bits", r.name, r.width)));
+                    }
+                }
+                Op::Load { mem, addr } => {
+                    let m = self.memories.get(*mem as usize).ok_or_else(|| e(format!("no memory {mem}")))?;
+                    if m.word_width != n.width || m.addr_width != w(*addr) {
+                        return Err(e(format!("memory {} has {}-bit words and {}-bit addresses", m.name, m.word_width, m.addr_width)));
+                    }
+                }
+                Op::Add { a, b, cin } => {
+                    same(*a, *b)?;
+                    if let Some(c) = cin {
+                        if w(*c) != 1 {
+                            return Err(e("carry in must be 1 bit".into()));
+                        }
+                    }
+                }
+                Op::Sub { a, b } | Op::And { a, b } | Op::Or { a, b } | Op::Xor { a, b } | Op::MulLo { a, b } | Op::MulHi { a, b, .. } => {
+                    same(*a, *b)?
+                }
+                Op::Not { a } => {
+                    if w(*a) != n.width {
+                        return Err(e("operand width differs".into()));
+                    }
+                }
+                Op::ShiftConst { a, .. } => {
+                    if w(*a) != n.width {
+                        return Err(e("operand width differs".into()));
+                    }
+                }
+                Op::Shift { a, by, kind } => {
+                    if w(*a) != n.width {
+                        return Err(e("operand width differs".into()));
+                    }
+                    if w(*by) > 8 {
+                        return Err(e(format!("shift amount is {} bits wide (at most 8: slice it)", w(*by))));
+                    }
+                    let _: ShiftKind = *kind;
+                }
+                Op::Cmp { a, b, kind } => {
+                    let _: CmpKind = *kind;
+                    if n.width != 1 || w(*a) != w(*b) {
+                        return Err(e("a comparison takes equal widths and yields 1 bit".into()));
+                    }
+                }
+                Op::Mux { sel, if0, if1 } => {
+                    if w(*sel) != 1 || w(*if0) != n.width || w(*if1) != n.width {
+                        return Err(e("mux takes a 1-bit select and two operands of the result width".into()));
+                    }
+                }
+                Op::Zext { a } | Op::Sext { a } => {
+                    if w(*a) > n.width {
+                        return Err(e(format!("extension from {} to {} bits narrows", w(*a), n.width)));
+                    }
+                }
+                Op::Slice { a, lo } => {
+                    if lo + n.width > w(*a) {
+                        return Err(e(format!("slice {lo}..{} of a {}-bit word", lo + n.width, w(*a))));
+                    }
+                }
+                Op::Concat { parts } => {
+                    let s: u32 = parts.iter().map(|p| w(*p)).sum();
+                    if s != n.width || parts.is_empty() {
+                        return Err(e(format!("parts add up to {s} bits")));
+                    }
+                }
+                Op::Lookup { table, index } => {
+                    if w(*index) > 12 {
+                        return Err(e("lookup index wider than 12 bits".into()));
+                    }
+                    if table.len() > 1usize << w(*index) {
+                        return Err(e(format!("table of {} entries for a {}-bit index", table.len(), w(*index))));
+                    }
+                    if n.width < 64 && table.iter().any(|v| v >> n.width != 0) {
+                        return Err(e("a table entry does not fit the width".into()));
+                    }
+                }
+            }
+        }
+        let node = |id: NodeId, what: &str| -> Result<u32, DescError> {
+            c.nodes.get(id as usize).map(|n| n.width).ok_or_else(|| bad(format!("{what} names node {id}, which does not exist")))
+        };
+        let mut seen_reg = vec![false; self.registers.len()];
+        for rn in &c.next {
+            let r = self.registers.get(rn.reg as usize).ok_or_else(|| bad(format!("next value for register {} which does not exist", rn.reg)))?;
+            if std::mem::replace(&mut seen_reg[rn.reg as usize], true) {
+                return Err(bad(format!("register {} has two next values", r.name)));
+            }
+            if node(rn.value, "a register next value")? != r.width {
+                return Err(bad(format!("next value of register {} has the wrong width", r.name)));
+            }
+        }
+        let mut seen_mem = vec![false; self.memories.len()];
+        for mw in &c.mem_writes {
+            let m = self.memories.get(mw.mem as usize).ok_or_else(|| bad(format!("write to memory {} which does not exist", mw.mem)))?;
+            if std::mem::replace(&mut seen_mem[mw.mem as usize], true) {
+                return Err(bad(format!("memory {} has two write ports (one per step is supported)", m.name)));
+            }
+            if node(mw.addr, "a memory write")? != m.addr_width || node(mw.data, "a memory write")? != m.word_width || node(mw.enable, "a memory write")? != 1 {
+                return Err(bad(format!("write to memory {}: address, data or enable has the wrong width", m.name)));
+            }
+        }
+        let mut seen_port = vec![false; self.ports.len()];
+        for o in &c.outputs {
+            let p = self.ports.get(o.port as usize).ok_or_else(|| bad(format!("write to port {} which does not exist", o.port)))?;
+            if std::mem::replace(&mut seen_port[o.port as usize], true) {
+                return Err(bad(format!("port {} is written twice", p.name)));
+            }
+            if node(o.value, "an output")? != p.width || node(o.enable, "an output")? != 1 {
+                return Err(bad(format!("write to port {}: value or enable has the wrong width", p.name)));
+            }
+        }
+        if let Some(h) = c.halt {
+            if node(h, "halt")? != 1 {
+                return Err(bad("halt must be a 1-bit node".into()));
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for n in self.registers.iter().map(|r| &r.name).chain(self.memories.iter().map(|m| &m.name)).chain(self.ports.iter().map(|p| &p.name)) {
+            if !names.insert(n) || n.is_empty() {
+                return Err(bad(format!("name {n:?} is empty or used twice")));
+            }
+        }
+        Ok(())
+    }
+}
