@@ -1,2 +1,25 @@
-//! RV32IM+Zba as a machine plugin (issue 4). Not built yet: this crate is an empty shell that reserves its
-//! place in the workspace. Nothing here pretends to work.
+//! RV32IM + Zba as a machine plugin (issue 4): the groundwork that does not depend on the weaver.
+//!
+//! - [`decode`]: instruction decoding (Unpriv §2.2-§2.3, chapter 24 listings; Zba in Bitmanip 1.0.0 §2.1),
+//! - [`alu`]: the pure semantics of the computational instructions (the circuit's oracle),
+//! - [`mem`]: flat little-endian byte RAM,
+//! - [`interp`]: the reference interpreter with the Linux ecall ABI of qemu-riscv32 (write, exit),
+//! - [`elf`]: the ELF32 loader,
+//! - [`qemu_trace`]: parser for `qemu-riscv32 -singlestep -d cpu,nochain` logs and the lockstep comparison,
+//! - [`examples`]: the committed example programs of `examples/rv32/` with their expected output.
+//!
+//! "Unpriv" = *The RISC-V Instruction Set Manual, Volume I: Unprivileged ISA*, document version 20191213.
+
+pub mod alu;
+pub mod decode;
+pub mod elf;
+pub mod error;
+pub mod examples;
+pub mod interp;
+pub mod mem;
+pub mod qemu_trace;
+
+pub use elf::{load_elf, parse_elf, ElfError, ElfImage};
+pub use error::{Access, Rv32Error};
+pub use interp::{Config, Cpu, RunResult, StepEvent, Stop};
+pub use mem::Ram;

@@ -1,0 +1,173 @@
+//! ELF32 loader: checks that a file is a little-endian 32-bit RISC-V executable and copies its `PT_LOAD` segments
+//! into RAM (System V ABI, "Program Loading": `p_filesz` bytes from the file at `p_vaddr`, the rest up to
+//! `p_memsz` zero-filled). Parsing uses the `object` crate's bounds-checked ELF reader; every malformed input is an
+//! [`ElfError`], never a panic.
+
+use object::elf::{self, FileHeader32};
+use object::read::elf::{FileHeader, ProgramHeader};
+use object::LittleEndian;
+use thiserror::Error;
+
+use crate::interp::{Config, Cpu};
+
+/// Why an ELF file could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ElfError {
+    /// Shorter than an ELF identification or no `\x7fELF` magic.
+    #[error("not an ELF file (no \\x7fELF magic)")]
+    NotElf,
+    /// `EI_CLASS` is not ELFCLASS32.
+    #[error("wrong ELF class {0} (expected 1 = ELFCLASS32; is this an RV64 binary?)")]
+    WrongClass(u8),
+    /// `EI_DATA` is not ELFDATA2LSB.
+    #[error("wrong ELF data encoding {0} (expected 1 = little-endian)")]
+    WrongEndian(u8),
+    /// `e_machine` is not EM_RISCV (243).
+    #[error("wrong ELF machine {0} (expected 243 = EM_RISCV)")]
+    WrongMachine(u16),
+    /// `e_type` is not ET_EXEC.
+    #[error("wrong ELF type {0} (expected 2 = ET_EXEC, a statically linked executable)")]
+    WrongType(u16),
+    /// A header or segment lies outside the file or is otherwise inconsistent.
+    #[error("malformed ELF: {0}")]
+    Malformed(String),
+    /// A `PT_LOAD` segment does not fit in RAM.
+    #[error(
+        "segment at {vaddr:#010x} of {memsz:#x} bytes lies outside RAM [{ram_base:#010x}, {ram_end:#011x}); \
+         link the program for this RAM or configure RAM to cover it"
+    )]
+    SegmentOutsideRam { vaddr: u32, memsz: u32, ram_base: u32, ram_end: u64 },
+    /// The entry point is not inside a loaded segment of RAM or not 4-byte aligned.
+    #[error("entry point {0:#010x} is outside RAM or misaligned")]
+    BadEntry(u32),
+    /// No `PT_LOAD` segment.
+    #[error("no loadable (PT_LOAD) segment")]
+    NoLoadSegments,
+    /// The RAM configuration itself is impossible (extends past 2^32).
+    #[error("RAM of {size:#x} bytes at {base:#010x} extends past 2^32")]
+    BadRamConfig { base: u32, size: u32 },
+}
+
+/// One loadable segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// Virtual address (= physical: no MMU).
+    pub vaddr: u32,
+    /// Size in memory (>= `data.len()`; the rest is zero).
+    pub memsz: u32,
+    /// Initialised bytes from the file.
+    pub data: Vec<u8>,
+}
+
+/// A parsed executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElfImage {
+    /// Entry point (`e_entry`).
+    pub entry: u32,
+    /// The `PT_LOAD` segments with non-zero `p_memsz`, in file order.
+    pub segments: Vec<Segment>,
+}
+
+fn malformed(what: &str) -> impl Fn(object::read::Error) -> ElfError + '_ {
+    move |e| ElfError::Malformed(format!("{what}: {e}"))
+}
+
+/// Parses an ELF32 RISC-V executable.
+pub fn parse_elf(bytes: &[u8]) -> Result<ElfImage, ElfError> {
+    // e_ident checks first, so that wrong class and endianness get their own messages.
+    if bytes.len() < 16 || bytes[..4] != elf::ELFMAG[..] {
+        return Err(ElfError::NotElf);
+    }
+    if bytes[4] != elf::ELFCLASS32.0 {
+        return Err(ElfError::WrongClass(bytes[4]));
+    }
+    if bytes[5] != elf::ELFDATA2LSB.0 {
+        return Err(ElfError::WrongEndian(bytes[5]));
+    }
+    let header = FileHeader32::<LittleEndian>::parse(bytes).map_err(malformed("file header"))?;
+    let endian = LittleEndian;
+    let machine = header.e_machine(endian).0;
+    if machine != elf::EM_RISCV.0 {
+        return Err(ElfError::WrongMachine(machine));
+    }
+    let ty = header.e_type(endian).0;
+    if ty != elf::ET_EXEC.0 {
+        return Err(ElfError::WrongType(ty));
+    }
+    let phdrs = header.program_headers(endian, bytes).map_err(malformed("program headers"))?;
+    let mut segments = Vec::new();
+    for ph in phdrs {
+        if ph.p_type(endian) != elf::PT_LOAD {
+            continue;
+        }
+        let vaddr = ph.p_vaddr(endian);
+        let memsz = ph.p_memsz(endian);
+        let filesz = ph.p_filesz(endian);
+        if filesz > memsz {
+            return Err(ElfError::Malformed(format!(
+                "segment at {vaddr:#010x}: p_filesz {filesz:#x} > p_memsz {memsz:#x}"
+            )));
+        }
+        if memsz == 0 {
+            continue;
+        }
+        if vaddr as u64 + memsz as u64 > 1 << 32 {
+            return Err(ElfError::Malformed(format!("segment at {vaddr:#010x} of {memsz:#x} bytes wraps past 2^32")));
+        }
+        let data = ph.data(endian, bytes).map_err(|_| {
+            ElfError::Malformed(format!(
+                "segment at {vaddr:#010x}: file range offset {:#x} size {filesz:#x} is outside the {}-byte file",
+                ph.p_offset(endian),
+                bytes.len()
+            ))
+        })?;
+        segments.push(Segment { vaddr, memsz, data: data.to_vec() });
+    }
+    if segments.is_empty() {
+        return Err(ElfError::NoLoadSegments);
+    }
+    Ok(ElfImage { entry: header.e_entry(endian), segments })
+}
+
+impl ElfImage {
+    /// Copies the segments into `cpu`'s RAM (zero-filling `p_memsz - p_filesz`) and sets pc to the entry point.
+    /// Checks everything before writing anything.
+    pub fn load_into(&self, cpu: &mut Cpu) -> Result<(), ElfError> {
+        let ram = cpu.ram();
+        let (ram_base, ram_end) = (ram.base(), ram.end());
+        for s in &self.segments {
+            if ram.offset(s.vaddr, s.memsz).is_none() {
+                return Err(ElfError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base, ram_end });
+            }
+        }
+        let in_segment =
+            self.segments.iter().any(|s| self.entry >= s.vaddr && (self.entry as u64) + 4 <= s.vaddr as u64 + s.memsz as u64);
+        if !in_segment || self.entry & 3 != 0 {
+            return Err(ElfError::BadEntry(self.entry));
+        }
+        for s in &self.segments {
+            let ram = cpu.ram_mut();
+            let zeros = vec![0u8; (s.memsz as usize) - s.data.len()];
+            // Both ranges were checked above; a failure here would be a bug, reported as an error anyway.
+            ram.load(s.vaddr, &s.data)
+                .and_then(|_| ram.load(s.vaddr + s.data.len() as u32, &zeros))
+                .ok_or(ElfError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base, ram_end })?;
+        }
+        cpu.set_pc(self.entry);
+        Ok(())
+    }
+}
+
+/// Creates a hart with `config`'s RAM, loads the executable and sets pc to its entry point. All other registers
+/// are zero, as qemu-riscv32 user mode leaves them, except sp, which is set to the top of RAM (rounded down to 16
+/// bytes) for programs that do not set it themselves; qemu picks its own sp, so programs meant for lockstep runs
+/// set sp in their `_start`.
+pub fn load_elf(bytes: &[u8], config: Config) -> Result<Cpu, ElfError> {
+    let image = parse_elf(bytes)?;
+    let mut cpu =
+        Cpu::new(config).ok_or(ElfError::BadRamConfig { base: config.ram_base, size: config.ram_size })?;
+    image.load_into(&mut cpu)?;
+    let top = cpu.ram().end().min(0xffff_fff0) as u32 & !15;
+    cpu.set_x(2, top);
+    Ok(cpu)
+}

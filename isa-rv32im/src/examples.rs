@@ -1,0 +1,97 @@
+//! The example programs of `examples/rv32/` (C sources in `examples/rv32/src`, built by
+//! `examples/rv32/build.sh`), embedded so that tests, the CLI and later the woven machine need no cross
+//! toolchain. `expected_stdout` and `expected_status` were recorded from qemu-riscv32 by the build script.
+
+/// One committed example program.
+#[derive(Clone, Copy, Debug)]
+pub struct Example {
+    /// Short name (`examples/rv32/bin/<name>.elf`).
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// The ELF32 executable (linked at 0x10000, fits the default 256 KiB RAM).
+    pub elf: &'static [u8],
+    /// Console output under qemu-riscv32.
+    pub expected_stdout: &'static [u8],
+    /// Exit status under qemu-riscv32, as text (e.g. `"0\n"`).
+    pub expected_status: &'static str,
+}
+
+impl Example {
+    /// The expected exit status as a number.
+    pub fn status(&self) -> Option<i32> {
+        self.expected_status.trim().parse().ok()
+    }
+}
+
+/// All example programs.
+pub const EXAMPLES: &[Example] = &[
+    Example {
+        name: "hello",
+        description: "prints a greeting",
+        elf: include_bytes!("../../examples/rv32/bin/hello.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/hello.out"),
+        expected_status: include_str!("../../examples/rv32/expected/hello.status"),
+    },
+    Example {
+        name: "sort",
+        description: "quicksort of 300 xorshift32 numbers, order and sum checked",
+        elf: include_bytes!("../../examples/rv32/bin/sort.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/sort.out"),
+        expected_status: include_str!("../../examples/rv32/expected/sort.status"),
+    },
+    Example {
+        name: "crc32",
+        description: "CRC-32 bitwise and table-driven (check value cbf43926)",
+        elf: include_bytes!("../../examples/rv32/bin/crc32.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/crc32.out"),
+        expected_status: include_str!("../../examples/rv32/expected/crc32.status"),
+    },
+    Example {
+        name: "sha256",
+        description: "SHA-256 of the FIPS 180-4 test messages",
+        elf: include_bytes!("../../examples/rv32/bin/sha256.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/sha256.out"),
+        expected_status: include_str!("../../examples/rv32/expected/sha256.status"),
+    },
+    Example {
+        name: "sieve",
+        description: "sieve of Eratosthenes below 10000 (1229 primes)",
+        elf: include_bytes!("../../examples/rv32/bin/sieve.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/sieve.out"),
+        expected_status: include_str!("../../examples/rv32/expected/sieve.status"),
+    },
+    Example {
+        name: "bignum",
+        description: "exact decimal bignum products, 123456789 x 987654321 and larger, and 30!",
+        elf: include_bytes!("../../examples/rv32/bin/bignum.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/bignum.out"),
+        expected_status: include_str!("../../examples/rv32/expected/bignum.status"),
+    },
+    Example {
+        name: "printf",
+        description: "our integer printf: widths, flags, signs, 64-bit values",
+        elf: include_bytes!("../../examples/rv32/bin/printf.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/printf.out"),
+        expected_status: include_str!("../../examples/rv32/expected/printf.status"),
+    },
+    Example {
+        name: "zba",
+        description: "array indexing compiled to sh1add/sh2add/sh3add",
+        elf: include_bytes!("../../examples/rv32/bin/zba.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/zba.out"),
+        expected_status: include_str!("../../examples/rv32/expected/zba.status"),
+    },
+    Example {
+        name: "muldiv",
+        description: "all eight M instructions over edge operands (division by zero, overflow)",
+        elf: include_bytes!("../../examples/rv32/bin/muldiv.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/muldiv.out"),
+        expected_status: include_str!("../../examples/rv32/expected/muldiv.status"),
+    },
+];
+
+/// Looks an example up by name.
+pub fn example(name: &str) -> Option<&'static Example> {
+    EXAMPLES.iter().find(|e| e.name == name)
+}
