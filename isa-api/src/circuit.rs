@@ -86,6 +86,9 @@ pub enum Op {
     MulHi { a: NodeId, b: NodeId, signed_a: bool, signed_b: bool },
     /// `table[index]` (entries beyond the table read 0); `index` at most 12 bits wide.
     Lookup { table: Vec<u64>, index: NodeId },
+    /// AND-OR select: the OR over cases of `sel ? value : 0` (`sel` 1 bit, `value` of the node width). With
+    /// one-hot selects this is a parallel multiplexer (two layers however many cases).
+    AndOr { cases: Vec<(NodeId, NodeId)> },
 }
 
 /// A node: an operation and its result width in bits.
@@ -158,6 +161,7 @@ impl Op {
             Op::Mux { sel, if0, if1 } => vec![*sel, *if0, *if1],
             Op::Concat { parts } => parts.clone(),
             Op::Lookup { index, .. } => vec![*index],
+            Op::AndOr { cases } => cases.iter().flat_map(|(s, v)| [*s, *v]).collect(),
         }
     }
 }
@@ -253,6 +257,10 @@ impl CircuitBuilder {
     }
     pub fn lookup(&mut self, width: u32, table: Vec<u64>, index: NodeId) -> NodeId {
         self.node(width, Op::Lookup { table, index })
+    }
+    /// OR over `(sel, value)` cases of `sel ? value : 0`.
+    pub fn and_or(&mut self, width: u32, cases: &[(NodeId, NodeId)]) -> NodeId {
+        self.node(width, Op::AndOr { cases: cases.to_vec() })
     }
     /// Set register `reg`'s next value.
     pub fn set_next(&mut self, reg: u32, value: NodeId) {

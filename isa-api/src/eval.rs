@@ -93,6 +93,7 @@ pub fn eval_nodes(m: &MachineDesc, state: &MachineState) -> Vec<u64> {
                 (p >> w) as u64
             }
             Op::Lookup { table, index } => table.get(g(index) as usize).copied().unwrap_or(0),
+            Op::AndOr { cases } => cases.iter().filter(|(s, _)| val[*s as usize] & 1 == 1).fold(0, |a, (_, v)| a | val[*v as usize]),
         };
         val.push(v & mask(w));
     }

@@ -7,6 +7,7 @@
 //! the reference trace.
 pub mod circuit;
 pub mod eval;
+pub mod examples;
 pub mod machine;
 pub mod plugin;
 pub mod protocol;

@@ -196,6 +196,11 @@ impl MachineDesc {
                         return Err(e(format!("parts add up to {s} bits")));
                     }
                 }
+                Op::AndOr { cases } => {
+                    if cases.is_empty() || cases.iter().any(|(s, v)| w(*s) != 1 || w(*v) != n.width) {
+                        return Err(e("and_or takes at least one case of a 1-bit select and a value of the result width".into()));
+                    }
+                }
                 Op::Lookup { table, index } => {
                     if w(*index) > 12 {
                         return Err(e("lookup index wider than 12 bits".into()));

@@ -1,1 +1,83 @@
-//! The weaver: compiles a machine circuit into Qwen3.5 weights (issue 3).
+//! The weaver: compiles a machine's circuit into the weights of standard Qwen3.5 decoder layers (issue 3).
+//! Nothing is trained; every weight is computed.
+//!
+//! Passes, one module each: [`lower`] (word circuit -> bit-level threshold gates), [`schedule`] (gates and
+//! reads -> sublayers), [`allocate`] (typed residual slots, MLP units, DeltaNet heads, geometry), [`emit`]
+//! (tensors), [`report`] (figures and the allocation dump). [`numerics`] holds the f32 facts the weights rely
+//! on, [`host`] the circuit-free decode loop, [`manifest`] what is published with a woven model.
+//!
+//! The residual stream holds only ±1 entries, so every RMSNorm is the identity (with the compensating gain of
+//! [`numerics::norm_gain_weight`]) and every linear form is an exact f32 integer.
+pub mod allocate;
+pub mod emit;
+pub mod error;
+pub mod host;
+pub mod lower;
+pub mod manifest;
+pub mod net;
+pub mod numerics;
+pub mod report;
+pub mod schedule;
+
+pub use allocate::Geometry;
+pub use error::WeaveError;
+pub use manifest::Manifest;
+pub use report::Report;
+
+use backends::{Qwen35Config, WeightMap};
+use isa_api::{MachineDesc, Protocol};
+
+/// Options of [`weave`].
+#[derive(Clone, Debug, Default)]
+pub struct WeaveOptions {
+    /// Fit a given geometry instead of the minimal one (error naming what overflows).
+    pub fit: Option<Geometry>,
+}
+
+/// A woven machine: the model and everything published with it.
+#[derive(Clone, Debug)]
+pub struct Woven {
+    pub config: Qwen35Config,
+    pub weights: WeightMap,
+    pub protocol: Protocol,
+    pub manifest: Manifest,
+    pub report: Report,
+    pub netlist: net::Netlist,
+    pub allocation: allocate::Allocation,
+    pub schedule: schedule::Schedule,
+}
+
+/// Weave a machine.
+pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveError> {
+    let t0 = std::time::Instant::now();
+    desc.validate()?;
+    let protocol = Protocol::of(desc);
+    let netlist = lower::lower(desc, &protocol)?;
+    let schedule = schedule::schedule(&netlist);
+    let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref())?;
+    let config = emit::config(&allocation);
+    config.validate().map_err(|e| WeaveError::Other(format!("woven config is invalid (weaver bug): {e}")))?;
+    let weights = emit::emit(&netlist, &allocation, &protocol, &config);
+    let nonzero_weights = weights.values().map(|t| t.nonzeros()).sum();
+    let g = &allocation.geometry;
+    let report = Report {
+        machine: desc.name.clone(),
+        layers: g.layers,
+        hidden_size: g.hidden,
+        intermediate_size: g.intermediate,
+        deltanet_heads: g.heads,
+        key_head_dim: g.dk,
+        value_head_dim: g.dv,
+        vocab_size: g.vocab,
+        parameters: config.parameter_count(),
+        nonzero_weights,
+        tokens_per_step: protocol.step_fields.len() + 1,
+        gates: netlist.gates.len(),
+        memory_reads: netlist.reads.len(),
+        units_per_layer: allocation.layers.iter().map(|l| l.units.len()).collect(),
+        heads_per_layer: allocation.layers.iter().map(|l| l.heads.len()).collect(),
+        weave_ms: t0.elapsed().as_secs_f64() * 1e3,
+    };
+    let manifest = Manifest::new(desc, &protocol, &report);
+    Ok(Woven { config, weights, protocol, manifest, report, netlist, allocation, schedule })
+}

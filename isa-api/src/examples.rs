@@ -1,0 +1,212 @@
+//! Small example machines defined through this API (test machines for the weaver).
+//!
+//! [`acc8`]: an 8-bit accumulator machine. Registers PC and ACC (8 bits), one memory M of 256 bytes holding
+//! program and data, an output port OUT. Every instruction is two bytes, opcode at PC and argument at PC+1;
+//! `m` is `M[arg]`. Unknown opcodes do nothing (PC += 2).
+//!
+//! | op | name | effect |
+//! |----|------|--------|
+//! | 00 | HLT  | halt |
+//! | 01 | LDI  | ACC = arg |
+//! | 02 | LD   | ACC = m |
+//! | 03 | ST   | M[arg] = ACC |
+//! | 04 | ADD  | ACC += m |
+//! | 05 | SUB  | ACC -= m |
+//! | 06 | ADDI | ACC += arg |
+//! | 07 | AND  | ACC &= m |
+//! | 08 | OR   | ACC \|= m |
+//! | 09 | XOR  | ACC ^= m |
+//! | 0A | JMP  | PC = arg |
+//! | 0B | JZ   | PC = arg if ACC == 0 |
+//! | 0C | JNZ  | PC = arg if ACC != 0 |
+//! | 0D | JN   | PC = arg if ACC bit 7 |
+//! | 0E | OUT  | OUT = ACC |
+//! | 0F | SHL  | ACC <<= arg & 7 |
+//! | 10 | SHR  | ACC >>= arg & 7 (logical) |
+//! | 11 | LDX  | ACC = M[m] |
+//! | 12 | MUL  | ACC = low byte of ACC * m |
+//! | 13 | SLT  | ACC = (ACC <s m) |
+//! | 14 | SAR  | ACC >>= arg & 7 (arithmetic) |
+//! | 15 | ROL  | ACC = rotate left by arg & 7 |
+
+use crate::circuit::{CircuitBuilder, CmpKind, ShiftKind};
+use crate::machine::{MachineDesc, MemoryDesc, PortDesc, RegisterDesc};
+
+/// Opcodes of [`acc8`].
+#[allow(missing_docs)]
+pub mod op {
+    pub const HLT: u8 = 0x00;
+    pub const LDI: u8 = 0x01;
+    pub const LD: u8 = 0x02;
+    pub const ST: u8 = 0x03;
+    pub const ADD: u8 = 0x04;
+    pub const SUB: u8 = 0x05;
+    pub const ADDI: u8 = 0x06;
+    pub const AND: u8 = 0x07;
+    pub const OR: u8 = 0x08;
+    pub const XOR: u8 = 0x09;
+    pub const JMP: u8 = 0x0A;
+    pub const JZ: u8 = 0x0B;
+    pub const JNZ: u8 = 0x0C;
+    pub const JN: u8 = 0x0D;
+    pub const OUT: u8 = 0x0E;
+    pub const SHL: u8 = 0x0F;
+    pub const SHR: u8 = 0x10;
+    pub const LDX: u8 = 0x11;
+    pub const MUL: u8 = 0x12;
+    pub const SLT: u8 = 0x13;
+    pub const SAR: u8 = 0x14;
+    pub const ROL: u8 = 0x15;
+}
+
+/// The 8-bit accumulator machine.
+pub fn acc8() -> MachineDesc {
+    let mut b = CircuitBuilder::new();
+    let (pc, acc) = (b.reg(0, 8), b.reg(1, 8));
+    let one = b.konst(8, 1);
+    let two = b.konst(8, 2);
+    let pc1 = b.add(pc, one);
+    let pc2 = b.add(pc, two);
+    let opc = b.load(0, 8, pc);
+    let arg = b.load(0, 8, pc1);
+    let m = b.load(0, 8, arg);
+    let mm = b.load(0, 8, m);
+    let is = |b: &mut CircuitBuilder, code: u8| {
+        let c = b.konst(8, code as u64);
+        b.eq(opc, c)
+    };
+    let amt = b.slice(arg, 0, 3);
+    let cases_val = [
+        (op::LDI, arg),
+        (op::LD, m),
+        (op::ADD, b.add(acc, m)),
+        (op::SUB, b.sub(acc, m)),
+        (op::ADDI, b.add(acc, arg)),
+        (op::AND, b.and(acc, m)),
+        (op::OR, b.or(acc, m)),
+        (op::XOR, b.xor(acc, m)),
+        (op::SHL, b.shift(ShiftKind::Shl, acc, amt)),
+        (op::SHR, b.shift(ShiftKind::Shr, acc, amt)),
+        (op::LDX, mm),
+        (op::MUL, b.mul_lo(acc, m)),
+        (op::SLT, {
+            let l = b.cmp(CmpKind::Lts, acc, m);
+            b.zext(l, 8)
+        }),
+        (op::SAR, b.shift(ShiftKind::Sar, acc, amt)),
+        (op::ROL, b.shift(ShiftKind::Rotl, acc, amt)),
+    ];
+    let mut table = vec![0u64; 256];
+    for (c, _) in &cases_val {
+        table[*c as usize] = 1;
+    }
+    let writes_acc = b.lookup(1, table, opc);
+    let keeps = b.not(writes_acc);
+    let mut cases: Vec<(u32, u32)> = cases_val.iter().map(|(c, v)| (is(&mut b, *c), *v)).collect();
+    cases.push((keeps, acc));
+    let acc_next = b.and_or(8, &cases);
+    let zero8 = b.konst(8, 0);
+    let z = b.eq(acc, zero8);
+    let nz = b.not(z);
+    let neg = b.bit(acc, 7);
+    let tru = b.konst(1, 1);
+    let jc = [(op::JMP, tru), (op::JZ, z), (op::JNZ, nz), (op::JN, neg)];
+    let jcases: Vec<(u32, u32)> = jc.iter().map(|(c, v)| (is(&mut b, *c), *v)).collect();
+    let take = b.and_or(1, &jcases);
+    let pc_next = b.mux(take, pc2, arg);
+    b.set_next(0, pc_next);
+    b.set_next(1, acc_next);
+    let st = is(&mut b, op::ST);
+    b.mem_write(0, arg, acc, st);
+    let out = is(&mut b, op::OUT);
+    b.output(0, acc, out);
+    let h = is(&mut b, op::HLT);
+    b.halt(h);
+    MachineDesc::new(
+        "acc8",
+        vec![RegisterDesc { name: "PC".into(), width: 8 }, RegisterDesc { name: "ACC".into(), width: 8 }],
+        vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 8 }],
+        vec![PortDesc { name: "OUT".into(), width: 8 }],
+        b.finish(),
+    )
+}
+
+/// A program of [`acc8`] that runs `outer * 256`-ish loop iterations mixing every ALU operation, writes and
+/// indirect loads, prints a running checksum, then halts. About 40 steps per inner iteration.
+pub fn acc8_stress_program(outer: u8) -> Vec<u8> {
+    use op::*;
+    // Data: 0xF0 = x (PRNG state), 0xF1 = counter, 0xF2 = outer counter, 0xF3 = checksum, 0xF4 = tmp,
+    // 0xF5 = 1, 0xF6 = 3, 0xF8.. = table pointer target.
+    let p: Vec<(u8, u8)> = vec![
+        (LDI, outer), (ST, 0xF2), // 00
+        (LDI, 0x5A), (ST, 0xF0),  // 04
+        (LDI, 1), (ST, 0xF5), (LDI, 3), (ST, 0xF6), // 08
+        (LDI, 0xF0), (ST, 0xF7), // 10: 0xF7 holds a pointer to x
+        // outer: 14
+        (LDI, 0), (ST, 0xF1),
+        // inner: 18  x = x ^ (x << 3); x = x ^ (x >> 5); x = x ^ (x << 1)  (xorshift)
+        (LD, 0xF0), (SHL, 3), (XOR, 0xF0), (ST, 0xF0),
+        (SHR, 5), (XOR, 0xF0), (ST, 0xF0),
+        (ROL, 1), (XOR, 0xF0), (ST, 0xF0),
+        // checksum = checksum * 3 + x - (x >> 2 sar) & ...
+        (LD, 0xF3), (MUL, 0xF6), (ADD, 0xF0), (ST, 0xF4),
+        (LDX, 0xF7), (SAR, 2), (AND, 0xF4), (OR, 0xF5), (SUB, 0xF4), (ST, 0xF3),
+        (SLT, 0xF0), (ADD, 0xF3), (ST, 0xF3),
+        (OUT, 0),
+        // negative? take a detour that stores into the code (self-modifying: patch the SHR amount)
+        (JN, 0x60),
+        // counter++ ; loop while counter != 0
+        (LD, 0xF1), (ADDI, 1), (ST, 0xF1), (JNZ, 0x18),
+        // outer--
+        (LD, 0xF2), (SUB, 0xF5), (ST, 0xF2), (JNZ, 0x14),
+        (HLT, 0),
+    ];
+    let mut mem = vec![0u8; 256];
+    for (i, (o, a)) in p.iter().enumerate() {
+        mem[2 * i] = *o;
+        mem[2 * i + 1] = *a;
+    }
+    assert!(2 * p.len() <= 0x60, "program overlaps the detour");
+    // detour at 0x60: patch the SHR amount (byte 0x21 = arg of the instruction at 0x20) with ACC & 7 | 1,
+    // then go back to the counter code.
+    let back = 2 * (p.len() - 9) as u8; // the (LD, 0xF1) after JN
+    let det: Vec<(u8, u8)> = vec![(AND, 0xF6), (OR, 0xF5), (ADDI, 2), (ST, 0x21), (JMP, back)];
+    for (i, (o, a)) in det.iter().enumerate() {
+        mem[0x60 + 2 * i] = *o;
+        mem[0x60 + 2 * i + 1] = *a;
+    }
+    mem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::Reference;
+
+    #[test]
+    fn acc8_is_valid_and_runs_the_stress_program() {
+        let d = acc8();
+        d.validate().unwrap();
+        let mut r = Reference::new(d);
+        let prog: Vec<u64> = acc8_stress_program(2).iter().map(|b| *b as u64).collect();
+        r.load(0, 0, &prog);
+        let mut steps = 0;
+        let mut outs = 0;
+        let mut detours = 0;
+        loop {
+            detours += (r.state.regs[0] == 0x60) as usize;
+            let o = r.step();
+            if o.halted {
+                break;
+            }
+            outs += o.outputs.len();
+            steps += 1;
+            assert!(steps < 100_000);
+        }
+        assert_eq!(outs, 512, "one OUT per inner iteration");
+        assert!(steps > 10_000, "{steps} steps");
+        // The self-modifying detour ran and patched the SHR amount to 3 or 5.
+        assert!(detours > 50, "{detours} detours");
+        assert!([3, 5].contains(&r.state.mems[0][0x21]));
+    }
+}

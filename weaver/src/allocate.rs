@@ -1,0 +1,253 @@
+//! Pass 3, `allocate`: typed, named residual slots, MLP units per layer, DeltaNet heads per layer, and the
+//! model geometry.
+//!
+//! Slots: the constant slot (+1), one indicator per token class, the token-value bits, the NONE flag, then
+//! one *fresh* slot per computed bit (staged field bits, register bits, memory-read bits, gate outputs). The
+//! embedding sets fresh slots to -1 and exactly one block later adds 0 or +2 (SSA), so every slot is ±1 at
+//! every layer boundary. Padding slots (when a larger hidden size is requested) hold +1.
+//!
+//! Heads (one key head per value head): layer 0 holds one staging head per field (constant key, written at
+//! that field's tokens); layer 1 one head per register (constant key, written at STEP); every memory read
+//! gets a head copy of its memory in the read's layer (`2^addr_width / d_k` heads when the memory has more
+//! rows than one head), written at the memory's commit tokens.
+
+use crate::error::WeaveError;
+use crate::net::{Netlist, Sig, Source};
+use crate::schedule::Schedule;
+use serde::{Deserialize, Serialize};
+
+/// Most rows one head holds (keeps the gated norm exact, see `emit`).
+pub const MAX_DK: usize = 256;
+
+/// What a residual slot is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotKind {
+    Const,
+    TokClass,
+    TokBit,
+    TokNone,
+    Fresh,
+    Pad,
+}
+
+/// A residual slot.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Slot {
+    pub name: String,
+    pub kind: SlotKind,
+}
+
+/// One MLP unit: half `half` (0: `relu(L + 1)`, 1: `relu(L)`) of term `term` of gate `gate`; `term = None` is
+/// the gate's constant-offset unit.
+#[derive(Clone, Copy, Debug)]
+pub struct Unit {
+    pub gate: u32,
+    pub term: Option<u32>,
+    pub half: u8,
+}
+
+/// A key or query: the constant row 0, or the one-hot of an address (rows `block * d_k ..`).
+#[derive(Clone, Debug)]
+pub enum KeySrc {
+    Const,
+    Addr { bits: Vec<Sig>, block: u64 },
+}
+
+/// One DeltaNet head (one key head feeding one value head).
+#[derive(Clone, Debug)]
+pub struct Head {
+    pub name: String,
+    pub key: KeySrc,
+    pub query: KeySrc,
+    /// beta = 1 exactly where this bit is 1.
+    pub enable: Sig,
+    /// Bits written (value).
+    pub value: Vec<Sig>,
+    /// Nodes the read bits land in.
+    pub out: Vec<u32>,
+}
+
+/// Units and heads of one layer.
+#[derive(Clone, Debug, Default)]
+pub struct LayerAlloc {
+    pub units: Vec<Unit>,
+    pub heads: Vec<Head>,
+}
+
+/// Model geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub layers: usize,
+    pub hidden: usize,
+    pub intermediate: usize,
+    /// DeltaNet key heads = value heads.
+    pub heads: usize,
+    pub dk: usize,
+    pub dv: usize,
+    pub vocab: usize,
+}
+
+impl Geometry {
+    /// Grow to `target`, or name every dimension that does not fit.
+    pub fn fit(&self, target: &Geometry) -> Result<Geometry, WeaveError> {
+        let mut over = Vec::new();
+        let mut chk = |name: &str, need: usize, have: usize| {
+            if need > have {
+                over.push(format!("{name} needs {need} but the target has {have}"));
+            }
+        };
+        chk("num_hidden_layers", self.layers, target.layers);
+        chk("hidden_size", self.hidden, target.hidden);
+        chk("intermediate_size", self.intermediate, target.intermediate);
+        chk("linear_num_value_heads", self.heads, target.heads);
+        chk("linear_key_head_dim", self.dk, target.dk);
+        chk("linear_value_head_dim", self.dv, target.dv);
+        chk("vocab_size", self.vocab, target.vocab);
+        if !target.dk.is_power_of_two() || target.dk.trailing_zeros() % 2 != 0 || target.dk > MAX_DK {
+            over.push(format!("linear_key_head_dim {} must be a power of 4 up to {MAX_DK}", target.dk));
+        }
+        if target.dv % 4 != 0 {
+            over.push(format!("linear_value_head_dim {} must be a multiple of 4", target.dv));
+        }
+        if over.is_empty() { Ok(*target) } else { Err(WeaveError::Overflow(over.join("; "))) }
+    }
+}
+
+/// The allocation.
+#[derive(Clone, Debug)]
+pub struct Allocation {
+    pub slots: Vec<Slot>,
+    /// Slot of every netlist node.
+    pub slot_of: Vec<usize>,
+    pub layers: Vec<LayerAlloc>,
+    pub geometry: Geometry,
+}
+
+impl Allocation {
+    /// The slot and the ±1 sign of a signal.
+    pub fn slot(&self, s: Sig) -> (usize, f32) {
+        (self.slot_of[s.node as usize], s.sign())
+    }
+}
+
+fn pow4_at_least(n: usize) -> usize {
+    let mut d = 4;
+    while d < n {
+        d *= 4;
+    }
+    d
+}
+
+/// Allocate slots, units and heads; `fit` grows the minimal geometry to a requested one.
+pub fn allocate(net: &Netlist, sched: &Schedule, desc: &isa_api::MachineDesc, proto: &isa_api::Protocol, fit: Option<&Geometry>) -> Result<Allocation, WeaveError> {
+    let mut slots = Vec::new();
+    let mut slot_of = vec![0usize; net.nodes.len()];
+    for (i, src) in net.nodes.iter().enumerate() {
+        let kind = match src {
+            Source::Const => SlotKind::Const,
+            Source::TokClass(_) => SlotKind::TokClass,
+            Source::TokBit(_) => SlotKind::TokBit,
+            Source::TokNone => SlotKind::TokNone,
+            _ => SlotKind::Fresh,
+        };
+        slot_of[i] = slots.len();
+        slots.push(Slot { name: net.names[i].clone(), kind });
+    }
+    let nl = sched.num_layers;
+    let mut layers = vec![LayerAlloc::default(); nl];
+    // MLP units.
+    for (g, gate) in net.gates.iter().enumerate() {
+        let l = (sched.gate_sublayer[g] / 2) as usize;
+        for t in 0..gate.terms.len() {
+            for half in 0..2 {
+                layers[l].units.push(Unit { gate: g as u32, term: Some(t as u32), half });
+            }
+        }
+        if gate.offset != 0 {
+            layers[l].units.push(Unit { gate: g as u32, term: None, half: 0 });
+        }
+    }
+    // Staging heads (layer 0): one per field.
+    let mut field_nodes: Vec<Vec<u32>> = Vec::new();
+    let mut tok_bits = Vec::new();
+    let mut tok_none = Sig::ZERO;
+    let mut classes = Vec::new();
+    for (i, src) in net.nodes.iter().enumerate() {
+        match src {
+            Source::Staged { field, .. } => {
+                if field_nodes.len() <= *field as usize {
+                    field_nodes.resize(*field as usize + 1, Vec::new());
+                }
+                field_nodes[*field as usize].push(i as u32);
+            }
+            Source::TokBit(_) => tok_bits.push(Sig::of(i as u32)),
+            Source::TokNone => tok_none = Sig::of(i as u32),
+            Source::TokClass(_) => classes.push(Sig::of(i as u32)),
+            _ => {}
+        }
+    }
+    for (f, fd) in proto.fields.iter().enumerate() {
+        let cls = classes[crate::lower::Classes::field(f as u32) as usize];
+        let mut value: Vec<Sig> = tok_bits[..fd.width as usize].to_vec();
+        if fd.optional {
+            value.push(tok_none.not());
+        }
+        layers[0].heads.push(Head { name: format!("stage {}", fd.name), key: KeySrc::Const, query: KeySrc::Const, enable: cls, value, out: field_nodes[f].clone() });
+    }
+    // Register heads (layer 1).
+    if !net.reg_bits.is_empty() && nl < 2 {
+        return Err(WeaveError::Other("registers need at least two layers (weaver bug)".into()));
+    }
+    let step_cls = classes[crate::lower::Classes::STEP as usize];
+    for (r, bits) in net.reg_bits.iter().enumerate() {
+        layers[1].heads.push(Head {
+            name: format!("register {}", desc.registers[r].name),
+            key: KeySrc::Const,
+            query: KeySrc::Const,
+            enable: step_cls,
+            value: net.reg_values[r].clone(),
+            out: bits.clone(),
+        });
+    }
+    // Memory read heads.
+    let mut rows_needed = 1usize;
+    for (ri, rd) in net.reads.iter().enumerate() {
+        let l = (sched.read_sublayer[ri] / 2) as usize;
+        let c = net.commits.iter().find(|c| c.mem == rd.mem).expect("every memory has a commit");
+        let m = &desc.memories[rd.mem as usize];
+        let rows = 1usize << m.addr_width;
+        rows_needed = rows_needed.max(rows.min(MAX_DK));
+        let per = pow4_at_least(rows.min(MAX_DK));
+        let blocks = rows.div_ceil(per);
+        for b in 0..blocks {
+            layers[l].heads.push(Head {
+                name: format!("memory {} read #{ri}{}", m.name, if blocks > 1 { format!(" rows {}..{}", b * per, (b + 1) * per) } else { String::new() }),
+                key: KeySrc::Addr { bits: c.addr.clone(), block: b as u64 },
+                query: KeySrc::Addr { bits: rd.addr.clone(), block: b as u64 },
+                enable: c.enable,
+                value: c.data.clone(),
+                out: rd.bits.clone(),
+            });
+        }
+    }
+    let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
+    let minimal = Geometry {
+        layers: nl,
+        hidden: slots.len(),
+        intermediate: layers.iter().map(|l| l.units.len()).max().unwrap_or(0).max(1),
+        heads: layers.iter().map(|l| l.heads.len()).max().unwrap_or(0).max(1),
+        dk: pow4_at_least(rows_needed),
+        dv: 4 * maxbits.div_ceil(2).max(1),
+        vocab: proto.vocab_size as usize,
+    };
+    let geometry = match fit {
+        Some(t) => minimal.fit(t)?,
+        None => minimal,
+    };
+    while slots.len() < geometry.hidden {
+        slots.push(Slot { name: format!("pad{}", slots.len()), kind: SlotKind::Pad });
+    }
+    layers.resize(geometry.layers, LayerAlloc::default());
+    Ok(Allocation { slots, slot_of, layers, geometry })
+}

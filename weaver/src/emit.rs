@@ -1,0 +1,294 @@
+//! Pass 4, `emit`: weights for every tensor of the Qwen3.5 config (linear weights `[out, in]`).
+//!
+//! - Norms: every zero-centred RMSNorm weight is [`numerics::norm_gain_weight`], so a ±1 residual passes
+//!   unchanged.
+//! - MLP: a step `[L >= 0]` (L an integer form over ±1 slots) is two units, gates `128·(L+1)` and `128·L`, up
+//!   = the constant slot (1), down `±2/128` into the gate's fresh slot: `relu(L+1) - relu(L)` times 2.
+//! - DeltaNet: conv passes the current token only (tap 3 = 1); `a = -200` (decay exactly 1); `b = ±200` from
+//!   the head's enable bit (beta exactly 1 or 0); q/k channel r = `silu(256·(Σ_j s_j(r)·x_j - (n-1)))` (exactly
+//!   256 on the matching row, 0 elsewhere); value: each pair of bits is a one-hot group of 4 entries
+//!   (`silu(256·(±x_0 ± x_1 - 1))`), so every written row has exactly a quarter of its entries at 256 and the
+//!   gated RMSNorm returns exactly 2 there (d_k a power of 4); `z = 128` (silu(z) = 128), norm weight 1,
+//!   out_proj `2^-7` from each entry whose pattern has the bit set. Unwritten rows read zeros: bits stay 0.
+//! - Embedding: ±1 rows (constant +1, class indicators, token bits, NONE flag, fresh slots -1, padding +1).
+//! - lm_head: `logit(field f, v) = 1024·[next phase is f] + Σ_j ±x_{f,j} (+ x_present)`; NONE: `1024·[..] +
+//!   n_f - x_present`; HALT: `1024·[next is the first field] + n_1 + opt_1 + 2·x_halt`; host-only tokens -1024.
+
+use crate::allocate::{Allocation, KeySrc};
+use crate::lower::Classes;
+use crate::net::{Netlist, Sig, Source};
+use crate::numerics::*;
+use backends::{HostTensor, LayerType, Qwen35Config, WeightMap};
+use isa_api::Protocol;
+
+/// The Qwen3.5 config of an allocation.
+pub fn config(a: &Allocation) -> Qwen35Config {
+    let g = &a.geometry;
+    let mut c = Qwen35Config::default();
+    c.vocab_size = g.vocab;
+    c.hidden_size = g.hidden;
+    c.intermediate_size = g.intermediate;
+    c.num_hidden_layers = g.layers;
+    c.layer_types = vec![LayerType::LinearAttention; g.layers];
+    c.num_attention_heads = 1;
+    c.num_key_value_heads = 1;
+    c.head_dim = 8;
+    c.linear_num_key_heads = g.heads;
+    c.linear_num_value_heads = g.heads;
+    c.linear_key_head_dim = g.dk;
+    c.linear_value_head_dim = g.dv;
+    c.linear_conv_kernel_dim = 4;
+    c.tie_word_embeddings = false;
+    c.max_position_embeddings = 1 << 20;
+    c
+}
+
+struct Row<'a> {
+    t: &'a mut HostTensor,
+    r: usize,
+}
+impl Row<'_> {
+    fn add(&mut self, col: usize, v: f32) {
+        *self.t.at2_mut(self.r, col) += v;
+    }
+}
+
+/// Emit every tensor.
+pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config) -> WeightMap {
+    let mut w: WeightMap = cfg.expected_tensors().into_iter().map(|(n, s)| (n, HostTensor::zeros(s))).collect();
+    let gain = norm_gain_weight(cfg.rms_norm_eps);
+    let cslot = a.slot(Sig::ONE).0;
+    let slot = |s: Sig| a.slot(s);
+    let mut gate_node = vec![0u32; net.gates.len()];
+    for (i, src) in net.nodes.iter().enumerate() {
+        if let Source::Gate(g) = src {
+            gate_node[*g as usize] = i as u32;
+        }
+    }
+    for (l, la) in a.layers.iter().enumerate() {
+        let p = format!("model.layers.{l}");
+        for n in ["input_layernorm", "post_attention_layernorm"] {
+            w.get_mut(&format!("{p}.{n}.weight")).unwrap().data.fill(gain);
+        }
+        // MLP
+        {
+            let mut gate = w.remove(&format!("{p}.mlp.gate_proj.weight")).unwrap();
+            let mut up = w.remove(&format!("{p}.mlp.up_proj.weight")).unwrap();
+            let mut down = w.remove(&format!("{p}.mlp.down_proj.weight")).unwrap();
+            for (u, unit) in la.units.iter().enumerate() {
+                let ys = a.slot_of[gate_node[unit.gate as usize] as usize];
+                *up.at2_mut(u, cslot) = 1.0;
+                let g = &net.gates[unit.gate as usize];
+                match unit.term {
+                    None => {
+                        *gate.at2_mut(u, cslot) = K_MLP;
+                        *down.at2_mut(ys, u) = 2.0 * g.offset as f32 / K_MLP;
+                    }
+                    Some(t) => {
+                        let t = &g.terms[t as usize];
+                        // L = Σ c·b + bias with b = (x + 1)/2: 128·L = Σ 64c·x + 128·(bias + Σ c/2).
+                        let mut bias2 = 2 * t.bias; // in halves
+                        let mut row = Row { t: &mut gate, r: u };
+                        for (node, c) in &t.lin {
+                            row.add(a.slot_of[*node as usize], (K_MLP / 2.0) * *c as f32);
+                            bias2 += c;
+                        }
+                        let extra = if unit.half == 0 { 2 } else { 0 };
+                        row.add(cslot, (K_MLP / 2.0) * (bias2 + extra) as f32);
+                        let s = if unit.half == 0 { 1.0 } else { -1.0 };
+                        *down.at2_mut(ys, u) = s * 2.0 * t.sign as f32 / K_MLP;
+                    }
+                }
+            }
+            w.insert(format!("{p}.mlp.gate_proj.weight"), gate);
+            w.insert(format!("{p}.mlp.up_proj.weight"), up);
+            w.insert(format!("{p}.mlp.down_proj.weight"), down);
+        }
+        // DeltaNet
+        let q = format!("{p}.linear_attn");
+        let (dk, dv, nh) = (cfg.linear_key_head_dim, cfg.linear_value_head_dim, cfg.linear_num_value_heads);
+        let key_dim = nh * dk;
+        w.get_mut(&format!("{q}.norm.weight")).unwrap().data.fill(1.0);
+        {
+            let conv = w.get_mut(&format!("{q}.conv1d.weight")).unwrap();
+            let k = cfg.linear_conv_kernel_dim;
+            for ch in 0..cfg.linear_conv_dim() {
+                conv.data[ch * k + k - 1] = 1.0;
+            }
+        }
+        {
+            let a_t = w.get_mut(&format!("{q}.in_proj_a.weight")).unwrap();
+            for h in 0..nh {
+                *a_t.at2_mut(h, cslot) = A_VALUE;
+            }
+            let b_t = w.get_mut(&format!("{q}.in_proj_b.weight")).unwrap();
+            for h in 0..nh {
+                match la.heads.get(h) {
+                    Some(hd) => {
+                        let (s, sg) = slot(hd.enable);
+                        *b_t.at2_mut(h, s) += BETA_SCALE * sg;
+                    }
+                    None => *b_t.at2_mut(h, cslot) = -BETA_SCALE,
+                }
+            }
+        }
+        let mut qkv = w.remove(&format!("{q}.in_proj_qkv.weight")).unwrap();
+        let mut z = w.remove(&format!("{q}.in_proj_z.weight")).unwrap();
+        let mut out = w.remove(&format!("{q}.out_proj.weight")).unwrap();
+        for (h, hd) in la.heads.iter().enumerate() {
+            key_rows(&mut qkv, h * dk, dk, &hd.query, cslot, &slot);
+            key_rows(&mut qkv, key_dim + h * dk, dk, &hd.key, cslot, &slot);
+            let vbase = 2 * key_dim + h * dv;
+            for g in 0..dv / 4 {
+                let b0 = hd.value.get(2 * g).copied().unwrap_or(Sig::ZERO);
+                let b1 = hd.value.get(2 * g + 1).copied().unwrap_or(Sig::ZERO);
+                for pat in 0..4usize {
+                    let r = vbase + 4 * g + pat;
+                    let s0 = if pat & 1 == 1 { 1.0 } else { -1.0 };
+                    let s1 = if pat & 2 == 2 { 1.0 } else { -1.0 };
+                    let (sl0, g0) = slot(b0);
+                    let (sl1, g1) = slot(b1);
+                    *qkv.at2_mut(r, sl0) += QKV_SCALE * s0 * g0;
+                    *qkv.at2_mut(r, sl1) += QKV_SCALE * s1 * g1;
+                    *qkv.at2_mut(r, cslot) -= QKV_SCALE;
+                }
+            }
+            for e in 0..dv {
+                *z.at2_mut(h * dv + e, cslot) = Z_GATE;
+            }
+            for (j, node) in hd.out.iter().enumerate() {
+                let ys = a.slot_of[*node as usize];
+                for pat in 0..4usize {
+                    if (pat >> (j % 2)) & 1 == 1 {
+                        *out.at2_mut(ys, h * dv + 4 * (j / 2) + pat) = OUT_SCALE;
+                    }
+                }
+            }
+        }
+        w.insert(format!("{q}.in_proj_qkv.weight"), qkv);
+        w.insert(format!("{q}.in_proj_z.weight"), z);
+        w.insert(format!("{q}.out_proj.weight"), out);
+    }
+    w.get_mut("model.norm.weight").unwrap().data.fill(gain);
+    emit_embedding(net, a, proto, w.get_mut("model.embed_tokens.weight").unwrap());
+    emit_lm_head(net, a, proto, w.get_mut("lm_head.weight").unwrap());
+    w
+}
+
+/// Query or key rows `base .. base + dk` of one head.
+fn key_rows(t: &mut HostTensor, base: usize, dk: usize, src: &KeySrc, cslot: usize, slot: &dyn Fn(Sig) -> (usize, f32)) {
+    match src {
+        KeySrc::Const => *t.at2_mut(base, cslot) += QKV_SCALE,
+        KeySrc::Addr { bits, block } => {
+            let n = bits.len();
+            for r in 0..dk {
+                let addr = block * dk as u64 + r as u64;
+                if n < 64 && addr >> n != 0 {
+                    continue;
+                }
+                for (j, b) in bits.iter().enumerate() {
+                    let s = if (addr >> j) & 1 == 1 { 1.0 } else { -1.0 };
+                    let (sl, g) = slot(*b);
+                    *t.at2_mut(base + r, sl) += QKV_SCALE * s * g;
+                }
+                *t.at2_mut(base + r, cslot) -= QKV_SCALE * (n as f32 - 1.0);
+            }
+        }
+    }
+}
+
+fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostTensor) {
+    let h = a.geometry.hidden;
+    for tok in 0..a.geometry.vocab {
+        let (class, value, none) = match proto.decode(tok as u32) {
+            Some(isa_api::Token::Step) => (Some(Classes::STEP), None, false),
+            Some(isa_api::Token::Halt) => (Some(Classes::HALT), None, false),
+            Some(isa_api::Token::Value { field, value }) => (Some(Classes::field(field)), Some(value), false),
+            Some(isa_api::Token::None { field }) => (Some(Classes::field(field)), None, true),
+            None => (None, None, false),
+        };
+        let row = &mut e.data[tok * h..(tok + 1) * h];
+        row.fill(-1.0);
+        for (i, src) in net.nodes.iter().enumerate() {
+            let s = a.slot_of[i];
+            row[s] = match *src {
+                Source::Const => 1.0,
+                Source::TokClass(c) => if Some(c) == class { 1.0 } else { -1.0 },
+                Source::TokBit(j) => if value.is_some_and(|v| (v >> j) & 1 == 1) { 1.0 } else { -1.0 },
+                Source::TokNone => if none { 1.0 } else { -1.0 },
+                _ => -1.0,
+            };
+        }
+        for s in net.nodes.len()..h {
+            row[s] = 1.0;
+        }
+    }
+}
+
+fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTensor) {
+    let cslot = a.slot(Sig::ONE).0;
+    let class_slot = |c: u32| -> usize {
+        let node = net.nodes.iter().position(|s| *s == Source::TokClass(c)).expect("class node");
+        a.slot_of[node]
+    };
+    let steps = &proto.step_fields;
+    // next(class) = phase: the class whose tokens come next. Previous classes of each phase:
+    let mut prev_of: Vec<Vec<u32>> = vec![Vec::new(); 2 + proto.fields.len()];
+    if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
+        prev_of[Classes::field(*first) as usize].push(Classes::STEP);
+        for w in steps.windows(2) {
+            prev_of[Classes::field(w[1]) as usize].push(Classes::field(w[0]));
+        }
+        prev_of[Classes::STEP as usize].push(Classes::field(*last));
+    }
+    // bonus·Σ_c (x_c + 1)/2
+    let bonus = |lm: &mut HostTensor, tok: usize, phase: u32| {
+        for c in &prev_of[phase as usize] {
+            *lm.at2_mut(tok, class_slot(*c)) += PHASE_BONUS / 2.0;
+            *lm.at2_mut(tok, cslot) += PHASE_BONUS / 2.0;
+        }
+    };
+    bonus(lm, proto.step_token as usize, Classes::STEP);
+    let mut is_step = vec![None; proto.fields.len()];
+    for (k, f) in steps.iter().enumerate() {
+        is_step[*f as usize] = Some(k);
+    }
+    for (fi, f) in proto.fields.iter().enumerate() {
+        let Some(k) = is_step[fi] else {
+            for v in 0..f.token_count() {
+                *lm.at2_mut((f.first_token + v) as usize, cslot) = -PHASE_BONUS;
+            }
+            continue;
+        };
+        let o = &net.outputs[k];
+        for v in 0..(1u32 << f.width) {
+            let tok = (f.first_token + v) as usize;
+            bonus(lm, tok, Classes::field(fi as u32));
+            for (j, b) in o.bits.iter().enumerate() {
+                let (s, g) = a.slot(*b);
+                *lm.at2_mut(tok, s) += if (v >> j) & 1 == 1 { g } else { -g };
+            }
+            if let Some(p) = o.present {
+                let (s, g) = a.slot(p);
+                *lm.at2_mut(tok, s) += g;
+            }
+        }
+        if let (Some(nt), Some(p)) = (f.none_token(), o.present) {
+            bonus(lm, nt as usize, Classes::field(fi as u32));
+            *lm.at2_mut(nt as usize, cslot) += f.width as f32;
+            let (s, g) = a.slot(p);
+            *lm.at2_mut(nt as usize, s) -= g;
+        }
+    }
+    let ht = proto.halt_token as usize;
+    match (net.halt, steps.first()) {
+        (Some(hs), Some(first)) => {
+            let f = &proto.fields[*first as usize];
+            bonus(lm, ht, Classes::field(*first));
+            *lm.at2_mut(ht, cslot) += f.width as f32 + f.optional as u32 as f32;
+            let (s, g) = a.slot(hs);
+            *lm.at2_mut(ht, s) += 2.0 * g;
+        }
+        _ => *lm.at2_mut(ht, cslot) = -PHASE_BONUS,
+    }
+}

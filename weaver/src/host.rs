@@ -1,0 +1,74 @@
+//! The host side of a decode loop: program loading, stepping, the output port. It knows only the machine's
+//! published [`Protocol`] (the manifest) and a next-token function; no circuit, no reference evaluator.
+
+use isa_api::{FieldRole, Protocol, Token};
+use serde::{Deserialize, Serialize};
+
+/// A replayable trace: `{"prompt": [ids], "generated": [ids], "injected": [[i, id], ...]}` where `injected`
+/// lists host-injected tokens with their index in `generated`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub prompt: Vec<u32>,
+    pub generated: Vec<u32>,
+    pub injected: Vec<(usize, u32)>,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunOutcome {
+    pub trace: Trace,
+    pub halted: bool,
+    /// Completed machine steps (STEP tokens generated).
+    pub steps: usize,
+    /// Output-port writes `(port, value)` in order.
+    pub outputs: Vec<(u32, u64)>,
+}
+
+/// The prompt that loads `words` into memory `mem` at `base` and starts the machine (a final STEP).
+pub fn program_prompt(proto: &Protocol, mem: u32, base: u64, words: &[u64]) -> Vec<u32> {
+    let mut p = proto.load_tokens(mem, base, words);
+    p.push(proto.step_token);
+    p
+}
+
+/// Feed `prompt`, then decode greedily until HALT or `max_steps` STEP tokens. `next(token)` feeds one token
+/// and returns the model's next token.
+pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, mut next: impl FnMut(u32) -> Result<u32, E>) -> Result<RunOutcome, E> {
+    let mut out = RunOutcome { trace: Trace { prompt: prompt.to_vec(), ..Trace::default() }, ..RunOutcome::default() };
+    let mut pred = None;
+    for t in prompt {
+        pred = Some(next(*t)?);
+    }
+    let Some(mut tok) = pred else { return Ok(out) };
+    let mut chunks: Vec<u64> = Vec::new();
+    loop {
+        out.trace.generated.push(tok);
+        match proto.decode(tok) {
+            Some(Token::Halt) => {
+                out.halted = true;
+                break;
+            }
+            Some(Token::Step) => {
+                out.steps += 1;
+                if out.steps >= max_steps {
+                    break;
+                }
+            }
+            Some(Token::Value { field, value }) => {
+                if let FieldRole::Out { port, chunk } = proto.fields[field as usize].role {
+                    if chunk == 0 {
+                        chunks.clear();
+                    }
+                    chunks.push(value << proto.fields[field as usize].lo);
+                    let last = proto.fields.get(field as usize + 1).is_none_or(|f| !matches!(f.role, FieldRole::Out { port: p, .. } if p == port));
+                    if last {
+                        out.outputs.push((port, chunks.iter().fold(0, |a, b| a | b)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        tok = next(tok)?;
+    }
+    Ok(out)
+}

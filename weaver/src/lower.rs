@@ -1,0 +1,464 @@
+//! Pass 1, `lower`: a machine's word-level circuit becomes a bit-level [`Netlist`] of threshold gates.
+//!
+//! Arithmetic goes through one primitive, [`Lower::weighted_sum`]: the binary value of `Σ 2^p·bit` (plus a
+//! constant) modulo `2^n`, computed window by window. Inside a window every output bit is a piecewise-constant
+//! function of ONE linear form `V` (`bit j = floor(V / 2^j) mod 2`, an alternating sum of steps), so a window
+//! costs one layer; the window's carry, a small binary number, feeds the next window. Windows are as wide as
+//! the exact range allows (|V| < 2^17). Adds of up to 16 bits take one layer (three steps per bit, as in the
+//! adder probe), 32-bit adds two, a 32×32 multiply four.
+//!
+//! Token classes: class 0 is STEP, class 1 HALT, class `2 + f` field `f` of the protocol.
+
+use crate::error::WeaveError;
+use crate::net::{Commit, FieldOut, Netlist, Read, Sig, Source};
+use isa_api::{CmpKind, FieldRole, MachineDesc, Op, Protocol, ShiftKind};
+
+/// Token class numbering.
+pub struct Classes;
+impl Classes {
+    pub const STEP: u32 = 0;
+    pub const HALT: u32 = 1;
+    /// Class of field `f`.
+    pub fn field(f: u32) -> u32 {
+        2 + f
+    }
+}
+
+/// The lowering state: the netlist being built.
+pub struct Lower<'a> {
+    pub net: Netlist,
+    desc: &'a MachineDesc,
+    proto: &'a Protocol,
+    /// Per field: staged value bits then (optional fields) the present bit.
+    pub staged: Vec<Vec<Sig>>,
+    pub class: Vec<Sig>,
+    pub tok_bits: Vec<Sig>,
+    pub tok_none: Sig,
+}
+
+fn bits_of(v: u64, n: u32) -> Vec<Sig> {
+    (0..n).map(|i| Sig::konst(i < 64 && (v >> i) & 1 == 1)).collect()
+}
+
+/// Lower a validated machine to its netlist.
+pub fn lower(desc: &MachineDesc, proto: &Protocol) -> Result<Netlist, WeaveError> {
+    let mut l = Lower::new(desc, proto);
+    l.build()?;
+    Ok(l.net)
+}
+
+impl<'a> Lower<'a> {
+    pub fn new(desc: &'a MachineDesc, proto: &'a Protocol) -> Self {
+        let mut net = Netlist::new();
+        let nclass = 2 + proto.fields.len() as u32;
+        let class = (0..nclass)
+            .map(|c| {
+                let name = match c {
+                    0 => "class:STEP".to_string(),
+                    1 => "class:HALT".to_string(),
+                    _ => format!("class:{}", proto.fields[(c - 2) as usize].name),
+                };
+                Sig::of(net.add_node(Source::TokClass(c), name))
+            })
+            .collect();
+        let maxw = proto.fields.iter().map(|f| f.width).max().unwrap_or(0);
+        let tok_bits = (0..maxw).map(|j| Sig::of(net.add_node(Source::TokBit(j), format!("tok.bit{j}")))).collect();
+        let tok_none = Sig::of(net.add_node(Source::TokNone, "tok.none".into()));
+        let mut staged = Vec::new();
+        for (fi, f) in proto.fields.iter().enumerate() {
+            let n = f.width + f.optional as u32;
+            let v = (0..n)
+                .map(|b| {
+                    let nm = if b == f.width { format!("staged:{}.present", f.name) } else { format!("staged:{}.bit{b}", f.name) };
+                    Sig::of(net.add_node(Source::Staged { field: fi as u32, bit: b }, nm))
+                })
+                .collect();
+            staged.push(v);
+        }
+        Self { net, desc, proto, staged, class, tok_bits, tok_none }
+    }
+
+    fn fields(&self, pred: impl Fn(FieldRole) -> bool) -> Vec<u32> {
+        self.proto.fields_where(pred)
+    }
+
+    /// Concatenated staged value bits (without present flags) of the given fields.
+    fn staged_concat(&self, fields: &[u32]) -> Vec<Sig> {
+        fields.iter().flat_map(|f| self.staged[*f as usize][..self.proto.fields[*f as usize].width as usize].to_vec()).collect()
+    }
+
+    fn build(&mut self) -> Result<(), WeaveError> {
+        let d = self.desc;
+        // Memory commits (computed in layer 0's MLP when a step write and loads must be muxed).
+        for (mi, _) in d.memories.iter().enumerate() {
+            let mi = mi as u32;
+            let la = self.fields(|r| matches!(r, FieldRole::LoadAddr { mem, .. } if mem == mi));
+            let ld = self.fields(|r| matches!(r, FieldRole::LoadData { mem, .. } if mem == mi));
+            let load_cls = self.class[Classes::field(*ld.last().expect("every memory has load fields")) as usize];
+            let (laddr, ldata) = (self.staged_concat(&la), self.staged_concat(&ld));
+            let sa = self.fields(|r| matches!(r, FieldRole::MemAddr { mem, .. } if mem == mi));
+            let commit = if sa.is_empty() {
+                Commit { mem: mi, enable: load_cls, addr: laddr, data: ldata }
+            } else {
+                let sd = self.fields(|r| matches!(r, FieldRole::MemData { mem, .. } if mem == mi));
+                let present = *self.staged[sd[0] as usize].last().expect("optional field has a present bit");
+                let step = self.class[Classes::STEP as usize];
+                let name = &d.memories[mi as usize].name;
+                let enable = self.net.gate(&format!("{name}.commit"), &[(vec![(step, 1), (present, 1)], -2, 1), (vec![(load_cls, 1)], -1, 1)], 0)?;
+                let (saddr, sdata) = (self.staged_concat(&sa), self.staged_concat(&sd));
+                let addr = self.mux_bits(&format!("{name}.waddr"), load_cls, &saddr, &laddr)?;
+                let data = self.mux_bits(&format!("{name}.wdata"), load_cls, &sdata, &ldata)?;
+                Commit { mem: mi, enable, addr, data }
+            };
+            self.net.commits.push(commit);
+        }
+        // Registers: committed at STEP from the staged next-value fields.
+        for (ri, r) in d.registers.iter().enumerate() {
+            let ri = ri as u32;
+            let fs = self.fields(|x| matches!(x, FieldRole::RegNext { reg, .. } if reg == ri));
+            let v = self.staged_concat(&fs);
+            self.net.reg_values.push(v);
+            let bits = (0..r.width).map(|b| self.net.add_node(Source::RegBit { reg: ri, bit: b }, format!("reg:{}.bit{b}", r.name))).collect();
+            self.net.reg_bits.push(bits);
+        }
+        // The circuit.
+        let mut words: Vec<Vec<Sig>> = Vec::with_capacity(d.circuit.nodes.len());
+        for (i, n) in d.circuit.nodes.iter().enumerate() {
+            let w = self.node(i as u32, &n.op, n.width, &words)?;
+            debug_assert_eq!(w.len(), n.width as usize);
+            words.push(w);
+        }
+        // Outputs of every step field.
+        let c = &d.circuit;
+        for &fi in &self.proto.step_fields {
+            let f = &self.proto.fields[fi as usize];
+            let sl = |v: &Vec<Sig>| v[f.lo as usize..(f.lo + f.width) as usize].to_vec();
+            let out = match f.role {
+                FieldRole::RegNext { reg, .. } => {
+                    let v = match c.next.iter().find(|x| x.reg == reg) {
+                        Some(rn) => words[rn.value as usize].clone(),
+                        None => self.net.reg_bits[reg as usize].iter().map(|n| Sig::of(*n)).collect(),
+                    };
+                    FieldOut { bits: sl(&v), present: None }
+                }
+                FieldRole::MemAddr { mem, .. } => {
+                    let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
+                    FieldOut { bits: sl(&words[w.addr as usize]), present: None }
+                }
+                FieldRole::MemData { mem, .. } => {
+                    let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
+                    FieldOut { bits: sl(&words[w.data as usize]), present: Some(words[w.enable as usize][0]) }
+                }
+                FieldRole::Out { port, .. } => {
+                    let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
+                    FieldOut { bits: sl(&words[o.value as usize]), present: Some(words[o.enable as usize][0]) }
+                }
+                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } => unreachable!("not a step field"),
+            };
+            self.net.outputs.push(out);
+        }
+        self.net.halt = c.halt.map(|h| words[h as usize][0]);
+        Ok(())
+    }
+
+    fn node(&mut self, id: u32, op: &Op, width: u32, words: &[Vec<Sig>]) -> Result<Vec<Sig>, WeaveError> {
+        let w = |x: &u32| words[*x as usize].clone();
+        let nm = format!("n{id}");
+        let n = width as usize;
+        Ok(match op {
+            Op::Const { value } => bits_of(*value, width),
+            Op::Reg { reg } => self.net.reg_bits[*reg as usize].iter().map(|b| Sig::of(*b)).collect(),
+            Op::Load { mem, addr } => {
+                let read = self.net.reads.len() as u32;
+                let mname = &self.desc.memories[*mem as usize].name;
+                let bits: Vec<u32> = (0..width).map(|b| self.net.add_node(Source::ReadBit { read, bit: b }, format!("{nm}.{mname}[..].bit{b}"))).collect();
+                self.net.reads.push(Read { mem: *mem, addr: w(addr), bits: bits.clone() });
+                bits.into_iter().map(Sig::of).collect()
+            }
+            Op::Add { a, b, cin } => {
+                let mut t = self.positioned(&w(a));
+                t.extend(self.positioned(&w(b)));
+                if let Some(c) = cin {
+                    t.push((w(c)[0], 0));
+                }
+                self.weighted_sum(&nm, t, 0, width)?
+            }
+            Op::Sub { a, b } => {
+                let mut t = self.positioned(&w(a));
+                let nb: Vec<Sig> = w(b).iter().map(|s| s.not()).collect();
+                t.extend(self.positioned(&nb));
+                self.weighted_sum(&nm, t, 1, width)?
+            }
+            Op::And { a, b } => self.bitwise(&nm, &w(a), &w(b), |x, y| vec![(vec![(x, 1), (y, 1)], -2, 1)])?,
+            Op::Or { a, b } => self.bitwise(&nm, &w(a), &w(b), |x, y| vec![(vec![(x, 1), (y, 1)], -1, 1)])?,
+            Op::Xor { a, b } => {
+                self.bitwise(&nm, &w(a), &w(b), |x, y| vec![(vec![(x, 1), (y, 1)], -1, 1), (vec![(x, 1), (y, 1)], -2, -1)])?
+            }
+            Op::Not { a } => w(a).iter().map(|s| s.not()).collect(),
+            Op::ShiftConst { kind, a, by } => {
+                let a = w(a);
+                (0..n).map(|i| shift_src(*kind, &a, i, *by as u64)).collect()
+            }
+            Op::Shift { kind, a, by } => self.shift(&nm, *kind, &w(a), &w(by))?,
+            Op::Cmp { kind, a, b } => {
+                let (a, b) = (w(a), w(b));
+                let r = match kind {
+                    CmpKind::Eq => self.eq(&nm, &a, &b)?,
+                    CmpKind::Ne => self.eq(&nm, &a, &b)?.not(),
+                    CmpKind::Ltu => self.ltu(&nm, &a, &b)?,
+                    CmpKind::Leu => self.ltu(&nm, &b, &a)?.not(),
+                    CmpKind::Lts => self.ltu(&nm, &flip_sign(&a), &flip_sign(&b))?,
+                    CmpKind::Les => self.ltu(&nm, &flip_sign(&b), &flip_sign(&a))?.not(),
+                };
+                vec![r]
+            }
+            Op::Mux { sel, if0, if1 } => {
+                let s = w(sel)[0];
+                self.mux_bits(&nm, s, &w(if0), &w(if1))?
+            }
+            Op::Zext { a } => {
+                let mut v = w(a);
+                v.resize(n, Sig::ZERO);
+                v
+            }
+            Op::Sext { a } => {
+                let mut v = w(a);
+                let top = *v.last().expect("width >= 1");
+                v.resize(n, top);
+                v
+            }
+            Op::Slice { a, lo } => w(a)[*lo as usize..*lo as usize + n].to_vec(),
+            Op::Concat { parts } => parts.iter().flat_map(|p| w(p)).collect(),
+            Op::MulLo { a, b } => self.mul(&nm, &w(a), &w(b), n, 0)?,
+            Op::MulHi { a, b, signed_a, signed_b } => {
+                let ext = |v: Vec<Sig>, s: bool| {
+                    let top = if s { *v.last().expect("width >= 1") } else { Sig::ZERO };
+                    let mut v = v;
+                    v.resize(2 * n, top);
+                    v
+                };
+                let (a, b) = (ext(w(a), *signed_a), ext(w(b), *signed_b));
+                self.mul(&nm, &a, &b, 2 * n, n)?
+            }
+            Op::AndOr { cases } => {
+                let mut ands: Vec<Vec<Sig>> = Vec::new();
+                for (k, (sel, val)) in cases.iter().enumerate() {
+                    let s = w(sel)[0];
+                    let v = w(val);
+                    ands.push(self.bitwise(&format!("{nm}.case{k}"), &v, &vec![s; n], |x, y| vec![(vec![(x, 1), (y, 1)], -2, 1)])?);
+                }
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let lin: Vec<(Sig, i64)> = ands.iter().map(|a| (a[i], 1)).collect();
+                    out.push(self.net.gate(&format!("{nm}.bit{i}"), &[(lin, -1, 1)], 0)?);
+                }
+                out
+            }
+            Op::Lookup { table, index } => {
+                let idx = w(index);
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let terms: Vec<_> = table.iter().enumerate().filter(|(_, v)| (*v >> i) & 1 == 1).map(|(k, _)| literal_eq(&idx, k as u64, None)).collect();
+                    out.push(self.net.gate(&format!("{nm}.bit{i}"), &terms, 0)?);
+                }
+                out
+            }
+        })
+    }
+
+    fn positioned(&self, v: &[Sig]) -> Vec<(Sig, u32)> {
+        v.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect()
+    }
+
+    fn bitwise(&mut self, nm: &str, a: &[Sig], b: &[Sig], f: impl Fn(Sig, Sig) -> Vec<(Vec<(Sig, i64)>, i64, i64)>) -> Result<Vec<Sig>, WeaveError> {
+        let mut out = Vec::with_capacity(a.len());
+        for i in 0..a.len() {
+            out.push(self.net.gate(&format!("{nm}.bit{i}"), &f(a[i], b[i]), 0)?);
+        }
+        Ok(out)
+    }
+
+    /// `sel ? if1 : if0`, bit by bit: `[if0 - sel - 1 >= 0] + [if1 + sel - 2 >= 0]` (one layer).
+    pub fn mux_bits(&mut self, nm: &str, sel: Sig, if0: &[Sig], if1: &[Sig]) -> Result<Vec<Sig>, WeaveError> {
+        let mut out = Vec::with_capacity(if0.len());
+        for i in 0..if0.len() {
+            if if0[i] == if1[i] {
+                out.push(if0[i]);
+                continue;
+            }
+            let t = [(vec![(if0[i], 1), (sel, -1)], -1, 1), (vec![(if1[i], 1), (sel, 1)], -2, 1)];
+            out.push(self.net.gate(&format!("{nm}.bit{i}"), &t, 0)?);
+        }
+        Ok(out)
+    }
+
+    /// The low `n_out` bits of `konst + Σ 2^pos·bit`, window by window (see the module docs).
+    pub fn weighted_sum(&mut self, nm: &str, terms: Vec<(Sig, u32)>, konst: u128, n_out: u32) -> Result<Vec<Sig>, WeaveError> {
+        let mut konst = konst;
+        let mut ts: Vec<(Sig, u32)> = Vec::new();
+        for (s, p) in terms {
+            if p >= n_out {
+                continue;
+            }
+            match s.as_const() {
+                Some(true) => konst += 1u128 << p,
+                Some(false) => {}
+                None => ts.push((s, p)),
+            }
+        }
+        let mask = |c: u32| -> u128 { (1u128 << c) - 1 };
+        let mut out = Vec::with_capacity(n_out as usize);
+        let mut carry: Vec<(Sig, i64)> = Vec::new();
+        let mut lo = 0u32;
+        while lo < n_out {
+            let vmax = |c: u32| -> i64 {
+                carry.iter().map(|(_, w)| *w).sum::<i64>()
+                    + ts.iter().filter(|(_, p)| *p >= lo && *p < lo + c).map(|(_, p)| 1i64 << (p - lo)).sum::<i64>()
+                    + ((konst >> lo) & mask(c)) as i64
+            };
+            let mut c = (n_out - lo).min(17);
+            while c > 0 && vmax(c) + 2 > crate::net::MAX_FORM {
+                c -= 1;
+            }
+            if c == 0 {
+                return Err(WeaveError::FormTooWide { name: format!("{nm} (sum window at bit {lo})"), bound: vmax(1) });
+            }
+            let kwin = ((konst >> lo) & mask(c)) as i64;
+            for j in 0..c {
+                let mut lin = carry.clone();
+                lin.extend(ts.iter().filter(|(_, p)| *p >= lo && *p <= lo + j).map(|(s, p)| (*s, 1i64 << (p - lo))));
+                let k = kwin & ((1i64 << (j + 1)) - 1);
+                let vm = lin.iter().map(|(_, w)| *w).sum::<i64>() + k;
+                let steps = vm >> j;
+                let t: Vec<_> = (1..=steps).map(|m| (lin.clone(), k - (m << j), if m % 2 == 1 { 1 } else { -1 })).collect();
+                out.push(self.net.gate(&format!("{nm}.bit{}", lo + j), &t, 0)?);
+            }
+            if lo + c < n_out {
+                let mut lin = carry.clone();
+                lin.extend(ts.iter().filter(|(_, p)| *p >= lo && *p < lo + c).map(|(s, p)| (*s, 1i64 << (p - lo))));
+                let vm = lin.iter().map(|(_, w)| *w).sum::<i64>() + kwin;
+                let cmax = vm >> c;
+                let nb = 64 - (cmax as u64).leading_zeros();
+                let mut nc = Vec::new();
+                for i in 0..nb {
+                    let sh = c + i;
+                    let steps = vm >> sh;
+                    let t: Vec<_> = (1..=steps).map(|m| (lin.clone(), kwin - (m << sh), if m % 2 == 1 { 1 } else { -1 })).collect();
+                    let bit = self.net.gate(&format!("{nm}.carry{}", lo + c + i), &t, 0)?;
+                    nc.push((bit, 1i64 << i));
+                }
+                carry = nc;
+            }
+            lo += c;
+        }
+        Ok(out)
+    }
+
+    /// Product bits `drop .. n_out` of `a * b` (both `n_out` bits or narrower), from partial products.
+    fn mul(&mut self, nm: &str, a: &[Sig], b: &[Sig], n_out: usize, drop: usize) -> Result<Vec<Sig>, WeaveError> {
+        let mut terms = Vec::new();
+        for (i, x) in a.iter().enumerate() {
+            for (k, y) in b.iter().enumerate() {
+                if i + k >= n_out {
+                    continue;
+                }
+                let pp = self.net.gate(&format!("{nm}.pp{i}_{k}"), &[(vec![(*x, 1), (*y, 1)], -2, 1)], 0)?;
+                terms.push((pp, (i + k) as u32));
+            }
+        }
+        let s = self.weighted_sum(nm, terms, 0, n_out as u32)?;
+        Ok(s[drop..].to_vec())
+    }
+
+    /// `a == b`.
+    fn eq(&mut self, nm: &str, a: &[Sig], b: &[Sig]) -> Result<Sig, WeaveError> {
+        let mut parts = Vec::new();
+        for (ci, (ca, cb)) in a.chunks(16).zip(b.chunks(16)).enumerate() {
+            let mut lin = Vec::new();
+            for i in 0..ca.len() {
+                lin.push((ca[i], 1i64 << i));
+                lin.push((cb[i], -(1i64 << i)));
+            }
+            parts.push(self.net.gate(&format!("{nm}.eq{ci}"), &[(lin.clone(), 0, 1), (lin, -1, -1)], 0)?);
+        }
+        if parts.len() == 1 {
+            return Ok(parts[0]);
+        }
+        let n = parts.len() as i64;
+        self.net.gate(&format!("{nm}.eq"), &[(parts.into_iter().map(|s| (s, 1)).collect(), -n, 1)], 0)
+    }
+
+    /// Unsigned `a < b`.
+    fn ltu(&mut self, nm: &str, a: &[Sig], b: &[Sig]) -> Result<Sig, WeaveError> {
+        let form = |ca: &[Sig], cb: &[Sig]| -> Vec<(Sig, i64)> {
+            let mut lin = Vec::new();
+            for i in 0..ca.len() {
+                lin.push((cb[i], 1i64 << i));
+                lin.push((ca[i], -(1i64 << i)));
+            }
+            lin
+        };
+        if a.len() <= 16 {
+            return self.net.gate(&format!("{nm}.lt"), &[(form(a, b), -1, 1)], 0);
+        }
+        let mut top = Vec::new();
+        for (ci, (ca, cb)) in a.chunks(16).zip(b.chunks(16)).enumerate() {
+            let lt = self.net.gate(&format!("{nm}.lt{ci}"), &[(form(ca, cb), -1, 1)], 0)?;
+            let gt = self.net.gate(&format!("{nm}.gt{ci}"), &[(form(cb, ca), -1, 1)], 0)?;
+            top.push((lt, 1i64 << ci));
+            top.push((gt, -(1i64 << ci)));
+        }
+        self.net.gate(&format!("{nm}.lt"), &[(top, -1, 1)], 0)
+    }
+
+    /// Shift or rotate by an amount: output bit i is an OR of mutually exclusive
+    /// `[amount == k AND a[src(i, k)]]` terms, one layer.
+    fn shift(&mut self, nm: &str, kind: ShiftKind, a: &[Sig], by: &[Sig]) -> Result<Vec<Sig>, WeaveError> {
+        let n = a.len();
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut terms = Vec::new();
+            for k in 0..(1u64 << by.len()) {
+                let src = shift_src(kind, a, i, k);
+                if src == Sig::ZERO {
+                    continue;
+                }
+                terms.push(literal_eq(by, k, Some(src)));
+            }
+            out.push(self.net.gate(&format!("{nm}.bit{i}"), &terms, 0)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The step `[index == k (AND extra)]` as a term over literals: `Σ lit + extra - (m + 1) >= 0`.
+fn literal_eq(idx: &[Sig], k: u64, extra: Option<Sig>) -> (Vec<(Sig, i64)>, i64, i64) {
+    let mut lin: Vec<(Sig, i64)> = idx.iter().enumerate().map(|(j, s)| (if (k >> j) & 1 == 1 { *s } else { s.not() }, 1)).collect();
+    let mut need = idx.len() as i64;
+    if let Some(e) = extra {
+        lin.push((e, 1));
+        need += 1;
+    }
+    (lin, -need, 1)
+}
+
+/// The source bit of output bit `i` when shifting `a` by `k`.
+fn shift_src(kind: ShiftKind, a: &[Sig], i: usize, k: u64) -> Sig {
+    let n = a.len() as u64;
+    let i = i as u64;
+    match kind {
+        ShiftKind::Shl => if k <= i { a[(i - k) as usize] } else { Sig::ZERO },
+        ShiftKind::Shr => if i + k < n { a[(i + k) as usize] } else { Sig::ZERO },
+        ShiftKind::Sar => if i + k < n { a[(i + k) as usize] } else { a[(n - 1) as usize] },
+        ShiftKind::Rotl => a[((i + n - k % n) % n) as usize],
+        ShiftKind::Rotr => a[((i + k) % n) as usize],
+    }
+}
+
+fn flip_sign(v: &[Sig]) -> Vec<Sig> {
+    let mut v = v.to_vec();
+    if let Some(t) = v.last_mut() {
+        *t = t.not();
+    }
+    v
+}

@@ -1,0 +1,106 @@
+//! The f32 facts the compiled weights rely on, each checked by a test with the same f32 operations the
+//! executors use (transformers' `Qwen3_5` math; `backends::sparse`).
+
+/// MLP pre-activation scale: `silu(128·n) == 128·relu(n)` exactly for every integer n (for n >= 1
+/// `exp(-128n)` underflows to 0; for n <= -1 `exp(128|n|)` overflows to inf, so silu is exactly -0).
+pub const K_MLP: f32 = 128.0;
+/// DeltaNet q/k/v pre-activation scale: a matching one-hot row is exactly 256, everything else silu(<= -256) = 0;
+/// `l2norm` of a one-hot of magnitude 256 is exactly 1 (eps = 1e-6 vanishes next to 65536).
+pub const QKV_SCALE: f32 = 256.0;
+/// `z` pre-activation of used value heads: silu(128) = 128 exactly.
+pub const Z_GATE: f32 = 128.0;
+/// `b` scale: beta = sigmoid(±200) is exactly 1 or 0.
+pub const BETA_SCALE: f32 = 200.0;
+/// `a` of every head: softplus(-200) = 0, so g = 0 and decay = exp(0) = 1 exactly.
+pub const A_VALUE: f32 = -200.0;
+/// out_proj weight: on entries of a read row leave the gated norm as exactly 2 · 128 = 256 (see `emit`);
+/// 256 · 2^-7 = 2 sets a fresh slot from -1 to +1.
+pub const OUT_SCALE: f32 = 1.0 / 128.0;
+/// Logit bonus of the tokens of the next phase.
+pub const PHASE_BONUS: f32 = 1024.0;
+
+/// The zero-centred RMSNorm weight `w` for which `(±1 · rsqrt(1 + eps)) · (1 + w) == ±1` exactly in f32, so
+/// a residual of ±1 entries passes every norm unchanged. Searches a few ulps around `1/rsqrt(1+eps) - 1`.
+pub fn norm_gain_weight(eps: f64) -> f32 {
+    let eps = eps as f32;
+    let r = 1.0f32 / (1.0f32 + eps).sqrt();
+    let base = 1.0f32 / r - 1.0;
+    for k in 0..64i32 {
+        for cand in [f32::from_bits((base.to_bits() as i32 + k) as u32), f32::from_bits((base.to_bits() as i32 - k) as u32)] {
+            if (1.0f32 * r) * (1.0 + cand) == 1.0 && (-1.0f32 * r) * (1.0 + cand) == -1.0 {
+                return cand;
+            }
+        }
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn silu(x: f32) -> f32 {
+        x / (1.0 + (-x).exp())
+    }
+    fn silu_sig(x: f32) -> f32 {
+        x * (1.0 / (1.0 + (-x).exp()))
+    }
+
+    #[test]
+    fn norm_gain_makes_rmsnorm_the_identity_on_pm1() {
+        let w = norm_gain_weight(1e-6);
+        // mean(x^2) = 1 for a ±1 residual; both rsqrt forms executors use.
+        let r1 = 1.0f32 / (1.0f32 + 1e-6f32).sqrt();
+        let ms = 1.0f32 + 1e-6f32;
+        let r2 = ms.sqrt().recip();
+        for r in [r1, r2] {
+            assert_eq!((1.0f32 * r) * (1.0 + w), 1.0);
+            assert_eq!((-1.0f32 * r) * (1.0 + w), -1.0);
+        }
+        assert_eq!(w, 2f32.powi(-21), "1 + eps rounds to 1 + 2^-20, rsqrt to 1 - 2^-21");
+    }
+
+    #[test]
+    fn silu_is_exact_relu_at_multiples_of_128() {
+        for n in -2000i32..=2000 {
+            let g = K_MLP * n as f32;
+            let want = K_MLP * (n.max(0) as f32);
+            assert_eq!(silu(g), want, "n={n}");
+            assert_eq!(silu_sig(g), want, "n={n}");
+        }
+        assert_eq!(silu(Z_GATE), 128.0);
+        assert_eq!(silu(QKV_SCALE), 256.0);
+        assert_eq!(silu(-QKV_SCALE), 0.0);
+    }
+
+    #[test]
+    fn beta_decay_and_l2norm_are_exact() {
+        let sig = |x: f32| 1.0f32 / (1.0 + (-x).exp());
+        assert_eq!(sig(BETA_SCALE), 1.0);
+        assert_eq!(sig(-BETA_SCALE), 0.0);
+        assert_eq!(sig(-3.0 * BETA_SCALE), 0.0);
+        let softplus = |x: f32| if x > 20.0 { x } else { x.exp().ln_1p() };
+        assert_eq!((-1.0f32 * softplus(A_VALUE)).exp(), 1.0);
+        // l2norm of a one-hot of magnitude 256
+        let r = 1.0f32 / (256.0f32 * 256.0 + 1e-6).sqrt();
+        assert_eq!(256.0 * r, 1.0);
+    }
+
+    #[test]
+    fn gated_norm_of_a_read_row_is_exactly_two() {
+        // A row of dv entries, a quarter of them 256 (one per 2-bit group), read with a one-hot query scaled
+        // by 1/sqrt(dk): o = 256/sqrt(dk) on the on entries, for every power-of-4 dk up to 256.
+        for dk in [4usize, 16, 64, 256] {
+            for dv in [4usize, 8, 20, 36, 64, 132] {
+                let q = 1.0f32 / (dk as f32).sqrt();
+                let o: Vec<f32> = (0..dv).map(|j| if j % 4 == 1 { 256.0 * q } else { 0.0 }).collect();
+                let ms = o.iter().map(|e| e * e).sum::<f32>() / dv as f32;
+                let r = 1.0f32 / (ms + 1e-6f32).sqrt();
+                for (j, e) in o.iter().enumerate() {
+                    let y = (1.0f32 * (e * r)) * silu(Z_GATE);
+                    assert_eq!(y * OUT_SCALE, if j % 4 == 1 { 2.0 } else { 0.0 }, "dk={dk} dv={dv}");
+                }
+            }
+        }
+    }
+}
