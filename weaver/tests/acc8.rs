@@ -1,0 +1,75 @@
+//! End to end: the acc8 accumulator machine woven into Qwen3.5 weights, run on the sparse executor, token
+//! for token against the reference evaluator.
+
+use backends::sparse::SparseModel;
+use isa_api::examples::{acc8, acc8_stress_program};
+use isa_api::Reference;
+use std::sync::OnceLock;
+use weaver::{host, weave, WeaveOptions, Woven};
+
+fn woven() -> &'static Woven {
+    static W: OnceLock<Woven> = OnceLock::new();
+    W.get_or_init(|| weave(&acc8(), &WeaveOptions::default()).expect("acc8 weaves"))
+}
+
+/// Run `prog` for up to `max_steps` steps on the model and on the reference; returns the number of trace
+/// positions compared (all must match).
+fn lockstep(prog: &[u8], max_steps: usize) -> (usize, usize) {
+    let w = woven();
+    let model = SparseModel::new(&w.config, &w.weights).expect("model builds");
+    let words: Vec<u64> = prog.iter().map(|b| *b as u64).collect();
+    let prompt = host::program_prompt(&w.protocol, 0, 0, &words);
+    let mut st = model.new_state();
+    let got = host::run(&w.protocol, &prompt, max_steps, |t| model.step_argmax(&mut st, t)).expect("model runs");
+    let mut r = Reference::new(acc8());
+    r.load(0, 0, &words);
+    let want = r.run(max_steps);
+    let n = got.trace.generated.len().min(want.len());
+    for i in 0..n {
+        if got.trace.generated[i] != want[i] {
+            let p = &w.protocol;
+            let ctx = |v: &[u32]| v[i.saturating_sub(12)..(i + 1).min(v.len())].iter().map(|t| p.describe(*t)).collect::<Vec<_>>().join(" ");
+            panic!("first mismatch at generated position {i}:\n model: {}\n  want: {}", ctx(&got.trace.generated), ctx(&want));
+        }
+    }
+    assert_eq!(got.trace.generated.len(), want.len(), "trace lengths differ");
+    (n, got.steps)
+}
+
+#[test]
+fn report_figures() {
+    let w = woven();
+    eprintln!("{}", w.report.render());
+    assert_eq!(w.report.tokens_per_step, 6, "PC, ACC, M_ADDR, M_DATA, OUT, STEP");
+    assert!(w.report.layers >= 4);
+    let exp = w.config.expected_tensors();
+    assert_eq!(exp.len(), w.weights.len());
+    for (n, s) in exp {
+        assert_eq!(w.weights[&n].shape, s, "{n}");
+    }
+}
+
+#[test]
+fn tiny_program_outputs_and_halts() {
+    use isa_api::examples::op::*;
+    let prog = [LDI, 7, OUT, 0, ADDI, 250, OUT, 0, ST, 0x40, LD, 0x40, ADD, 0x40, OUT, 0, HLT, 0];
+    let w = woven();
+    let model = SparseModel::new(&w.config, &w.weights).unwrap();
+    let words: Vec<u64> = prog.iter().map(|b| *b as u64).collect();
+    let prompt = host::program_prompt(&w.protocol, 0, 0, &words);
+    let mut st = model.new_state();
+    let got = host::run(&w.protocol, &prompt, 100, |t| model.step_argmax(&mut st, t)).unwrap();
+    let desc: Vec<String> = got.trace.generated.iter().map(|t| w.protocol.describe(*t)).collect();
+    assert!(got.halted, "{desc:?}");
+    assert_eq!(got.outputs, vec![(0, 7), (0, 1), (0, 2)], "{desc:?}");
+    let (n, _) = lockstep(&prog, 100);
+    assert_eq!(n, got.trace.generated.len());
+}
+
+#[test]
+fn stress_program_lockstep_10k_steps() {
+    let prog = acc8_stress_program(1);
+    let (n, steps) = lockstep(&prog, 12_000);
+    eprintln!("compared {n} positions over {steps} steps, 0 mismatches");
+    assert!(steps >= 9_000, "{steps}");
+}
