@@ -238,6 +238,8 @@ pub struct QemuRun {
     pub stdout: Vec<u8>,
     /// Process exit status (None if killed by a signal).
     pub status: Option<i32>,
+    /// QEMU's own diagnostics.
+    pub stderr: Vec<u8>,
 }
 
 /// Whether `qemu-riscv32` can be started.
@@ -252,7 +254,7 @@ pub fn run_qemu(elf: &Path, log: &Path) -> io::Result<QemuRun> {
         .arg(log)
         .arg(elf)
         .output()?;
-    Ok(QemuRun { stdout: out.stdout, status: out.status.code() })
+    Ok(QemuRun { stdout: out.stdout, status: out.status.code(), stderr: out.stderr })
 }
 
 #[cfg(test)]
@@ -288,4 +290,40 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert!(r[0].is_err());
     }
+}
+
+/// Full lockstep of one ELF: writes it to a temporary file, runs it under qemu-riscv32 with per-instruction
+/// register dumps, replays the dumps against a fresh interpreter loaded with `config`, deletes the temporary files.
+pub fn lockstep_elf(elf: &[u8], config: crate::Config, tail_limit: u64) -> io::Result<(QemuRun, LockstepReport)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut cpu = crate::load_elf(elf, config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let stem = format!("rv32-lockstep-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let dir = std::env::temp_dir();
+    let elf_path = dir.join(format!("{stem}.elf"));
+    let log_path = dir.join(format!("{stem}.log"));
+    std::fs::write(&elf_path, elf)?;
+    #[cfg(unix)]
+    {
+        // qemu-riscv32, like the kernel, only runs files with execute permission.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&elf_path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let result = (|| {
+        let qemu = run_qemu(&elf_path, &log_path)?;
+        if !log_path.exists() || std::fs::metadata(&log_path)?.len() == 0 {
+            return Err(io::Error::other(format!(
+                "qemu-riscv32 wrote no trace (status {:?}): {}",
+                qemu.status,
+                String::from_utf8_lossy(&qemu.stderr)
+            )));
+        }
+        let file = std::fs::File::open(&log_path)?;
+        let reader = TraceReader::new(io::BufReader::with_capacity(1 << 20, file));
+        let report = lockstep(&mut cpu, reader, tail_limit)?;
+        Ok((qemu, report))
+    })();
+    let _ = std::fs::remove_file(&elf_path);
+    let _ = std::fs::remove_file(&log_path);
+    result
 }
