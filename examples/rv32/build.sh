@@ -12,13 +12,20 @@ OBJDUMP=${OBJDUMP:-riscv64-unknown-elf-objdump}
 SPECS="-specs=picolibc.specs"
 CFLAGS="$SPECS -march=rv32im_zba -mabi=ilp32 -Os -g0 -ffreestanding -fno-builtin-printf -ffunction-sections -fdata-sections -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format"
 LDFLAGS="$SPECS -march=rv32im -mabi=ilp32 -nostartfiles -T src/link.ld -Wl,--gc-sections -Wl,--no-relax -Wl,--no-warn-rwx-segments -s"
-PROGRAMS="hello sort crc32 sha256 sieve bignum printf zba muldiv"
+PROGRAMS="hello sort crc32 sha256 sieve bignum printf zba muldiv isa_selftest"
 mkdir -p bin expected obj
 $CC $CFLAGS -c src/crt0.S -o obj/crt0.o
 $CC $CFLAGS -c src/rt.c -o obj/rt.o
 for p in $PROGRAMS; do
-    $CC $CFLAGS -c "src/$p.c" -o "obj/$p.o"
-    $CC $LDFLAGS obj/crt0.o "obj/$p.o" obj/rt.o -o "bin/$p.elf"
+    if [ -f "src/$p.S" ]; then
+        # Assembly program with its own _start; C helpers in src/${p}_report.c.
+        $CC $CFLAGS -c "src/$p.S" -o "obj/$p.o"
+        $CC $CFLAGS -c "src/${p}_report.c" -o "obj/${p}_report.o"
+        $CC $LDFLAGS "obj/$p.o" "obj/${p}_report.o" obj/rt.o -o "bin/$p.elf"
+    else
+        $CC $CFLAGS -c "src/$p.c" -o "obj/$p.o"
+        $CC $LDFLAGS obj/crt0.o "obj/$p.o" obj/rt.o -o "bin/$p.elf"
+    fi
     size=$(stat -c %s "bin/$p.elf")
     [ "$size" -lt 65536 ] || { echo "bin/$p.elf is $size bytes (limit 64 KiB)" >&2; exit 1; }
     # Compressed or non-RV32IM+Zba instructions would be illegal on the machine: reject them here.

@@ -89,6 +89,13 @@ pub const EXAMPLES: &[Example] = &[
         expected_stdout: include_bytes!("../../examples/rv32/expected/muldiv.out"),
         expected_status: include_str!("../../examples/rv32/expected/muldiv.status"),
     },
+    Example {
+        name: "isa_selftest",
+        description: "assembly self-check of every instruction: loads/stores at every byte offset, branches, JAL/JALR, LUI/AUIPC, M edge cases, Zba",
+        elf: include_bytes!("../../examples/rv32/bin/isa_selftest.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/isa_selftest.out"),
+        expected_status: include_str!("../../examples/rv32/expected/isa_selftest.status"),
+    },
 ];
 
 /// Looks an example up by name.

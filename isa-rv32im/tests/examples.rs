@@ -14,7 +14,7 @@ fn run(name: &str) -> (String, i32, u64) {
 
 #[test]
 fn every_example_matches_its_recorded_qemu_output() {
-    assert_eq!(EXAMPLES.len(), 9);
+    assert_eq!(EXAMPLES.len(), 10);
     let mut total = 0;
     for ex in EXAMPLES {
         assert!(ex.elf.len() < 64 * 1024, "{} is {} bytes", ex.name, ex.elf.len());
@@ -63,6 +63,9 @@ fn known_answers() {
     assert!(out.contains("int: 0 42 -42 -2147483648\n"));
     assert!(out.contains("long long: -9223372036854775808 1234567890123456789 18446744073709551615\n"));
     assert!(out.contains("width: [   42] [42   ] [00042] [-0042] [    beef] [0000beef]\n"));
+
+    let (out, code, _) = run("isa_selftest");
+    assert_eq!((out.as_str(), code), ("isa_selftest: 85 checks ok\n", 0));
 
     let (out, _, _) = run("muldiv");
     assert!(out.contains("div  -2^31/-1 = 80000000  rem = 00000000\n"));
