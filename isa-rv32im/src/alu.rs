@@ -175,7 +175,10 @@ mod tests {
 
     #[test]
     fn multiplies() {
-        assert_eq!(alu(AluOp::Mul, 123_456_789, 987_654_321), 123_456_789u32.wrapping_mul(987_654_321));
+        assert_eq!(
+            alu(AluOp::Mul, 123_456_789, 987_654_321),
+            123_456_789u32.wrapping_mul(987_654_321)
+        );
         assert_eq!(alu(AluOp::Mulhu, u32::MAX, u32::MAX), 0xffff_fffe);
         assert_eq!(alu(AluOp::Mulh, u32::MAX, u32::MAX), 0); // (-1)*(-1) = 1
         assert_eq!(alu(AluOp::Mulhsu, u32::MAX, u32::MAX), u32::MAX); // -1 * (2^32-1) = -(2^32-1)

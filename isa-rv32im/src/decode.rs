@@ -124,21 +124,126 @@ pub enum Instr {
     /// JALR (Unpriv §2.5): `t = pc + 4; pc = (rs1 + imm) & !1; rd = t`.
     Jalr { rd: Reg, rs1: Reg, imm: i32 },
     /// Conditional branch (Unpriv §2.5).
-    Branch { op: BranchOp, rs1: Reg, rs2: Reg, imm: i32 },
+    Branch {
+        op: BranchOp,
+        rs1: Reg,
+        rs2: Reg,
+        imm: i32,
+    },
     /// Load (Unpriv §2.6): address `rs1 + imm`.
-    Load { op: LoadOp, rd: Reg, rs1: Reg, imm: i32 },
+    Load {
+        op: LoadOp,
+        rd: Reg,
+        rs1: Reg,
+        imm: i32,
+    },
     /// Store (Unpriv §2.6): address `rs1 + imm`.
-    Store { op: StoreOp, rs1: Reg, rs2: Reg, imm: i32 },
+    Store {
+        op: StoreOp,
+        rs1: Reg,
+        rs2: Reg,
+        imm: i32,
+    },
     /// OP-IMM (Unpriv §2.4). For shifts `imm` is the shift amount 0..=31.
-    OpImm { op: AluImmOp, rd: Reg, rs1: Reg, imm: i32 },
+    OpImm {
+        op: AluImmOp,
+        rd: Reg,
+        rs1: Reg,
+        imm: i32,
+    },
     /// OP (Unpriv §2.4, §7, Zba).
-    Op { op: AluOp, rd: Reg, rs1: Reg, rs2: Reg },
+    Op {
+        op: AluOp,
+        rd: Reg,
+        rs1: Reg,
+        rs2: Reg,
+    },
     /// FENCE (Unpriv §2.7): a no-op on this single-hart machine.
     Fence,
     /// ECALL (Unpriv §2.8): host call, Linux syscall ABI (a7 = number, a0.. = arguments).
     Ecall,
     /// EBREAK (Unpriv §2.8): host call (breakpoint).
     Ebreak,
+}
+
+/// Every mnemonic of the machine, in the order of Unpriv Table 24.2 (RV32I), then RV32M, then Zba.
+pub const MNEMONICS: [&str; 48] = [
+    "lui", "auipc", "jal", "jalr", "beq", "bne", "blt", "bge", "bltu", "bgeu", "lb", "lh", "lw",
+    "lbu", "lhu", "sb", "sh", "sw", "addi", "slti", "sltiu", "xori", "ori", "andi", "slli", "srli",
+    "srai", "add", "sub", "sll", "slt", "sltu", "xor", "srl", "sra", "or", "and", "fence", "ecall",
+    "ebreak", "mul", "mulh", "mulhsu", "mulhu", "div", "divu", "rem", "remu",
+];
+
+/// The three Zba mnemonics.
+pub const ZBA_MNEMONICS: [&str; 3] = ["sh1add", "sh2add", "sh3add"];
+
+impl Instr {
+    /// The assembler mnemonic.
+    pub fn mnemonic(&self) -> &'static str {
+        match self {
+            Instr::Lui { .. } => "lui",
+            Instr::Auipc { .. } => "auipc",
+            Instr::Jal { .. } => "jal",
+            Instr::Jalr { .. } => "jalr",
+            Instr::Branch { op, .. } => match op {
+                BranchOp::Beq => "beq",
+                BranchOp::Bne => "bne",
+                BranchOp::Blt => "blt",
+                BranchOp::Bge => "bge",
+                BranchOp::Bltu => "bltu",
+                BranchOp::Bgeu => "bgeu",
+            },
+            Instr::Load { op, .. } => match op {
+                LoadOp::Lb => "lb",
+                LoadOp::Lh => "lh",
+                LoadOp::Lw => "lw",
+                LoadOp::Lbu => "lbu",
+                LoadOp::Lhu => "lhu",
+            },
+            Instr::Store { op, .. } => match op {
+                StoreOp::Sb => "sb",
+                StoreOp::Sh => "sh",
+                StoreOp::Sw => "sw",
+            },
+            Instr::OpImm { op, .. } => match op {
+                AluImmOp::Addi => "addi",
+                AluImmOp::Slti => "slti",
+                AluImmOp::Sltiu => "sltiu",
+                AluImmOp::Xori => "xori",
+                AluImmOp::Ori => "ori",
+                AluImmOp::Andi => "andi",
+                AluImmOp::Slli => "slli",
+                AluImmOp::Srli => "srli",
+                AluImmOp::Srai => "srai",
+            },
+            Instr::Op { op, .. } => match op {
+                AluOp::Add => "add",
+                AluOp::Sub => "sub",
+                AluOp::Sll => "sll",
+                AluOp::Slt => "slt",
+                AluOp::Sltu => "sltu",
+                AluOp::Xor => "xor",
+                AluOp::Srl => "srl",
+                AluOp::Sra => "sra",
+                AluOp::Or => "or",
+                AluOp::And => "and",
+                AluOp::Mul => "mul",
+                AluOp::Mulh => "mulh",
+                AluOp::Mulhsu => "mulhsu",
+                AluOp::Mulhu => "mulhu",
+                AluOp::Div => "div",
+                AluOp::Divu => "divu",
+                AluOp::Rem => "rem",
+                AluOp::Remu => "remu",
+                AluOp::Sh1add => "sh1add",
+                AluOp::Sh2add => "sh2add",
+                AluOp::Sh3add => "sh3add",
+            },
+            Instr::Fence => "fence",
+            Instr::Ecall => "ecall",
+            Instr::Ebreak => "ebreak",
+        }
+    }
 }
 
 #[inline]
@@ -202,14 +307,27 @@ pub fn decode(w: u32) -> Option<Instr> {
     }
     let opcode = w & 0x7f;
     Some(match opcode {
-        0b011_0111 => Instr::Lui { rd: rd(w), imm: imm_u(w) },
-        0b001_0111 => Instr::Auipc { rd: rd(w), imm: imm_u(w) },
-        0b110_1111 => Instr::Jal { rd: rd(w), imm: imm_j(w) },
+        0b011_0111 => Instr::Lui {
+            rd: rd(w),
+            imm: imm_u(w),
+        },
+        0b001_0111 => Instr::Auipc {
+            rd: rd(w),
+            imm: imm_u(w),
+        },
+        0b110_1111 => Instr::Jal {
+            rd: rd(w),
+            imm: imm_j(w),
+        },
         0b110_0111 => {
             if funct3(w) != 0 {
                 return None;
             }
-            Instr::Jalr { rd: rd(w), rs1: rs1(w), imm: imm_i(w) }
+            Instr::Jalr {
+                rd: rd(w),
+                rs1: rs1(w),
+                imm: imm_i(w),
+            }
         }
         0b110_0011 => {
             let op = match funct3(w) {
@@ -221,7 +339,12 @@ pub fn decode(w: u32) -> Option<Instr> {
                 0b111 => BranchOp::Bgeu,
                 _ => return None,
             };
-            Instr::Branch { op, rs1: rs1(w), rs2: rs2(w), imm: imm_b(w) }
+            Instr::Branch {
+                op,
+                rs1: rs1(w),
+                rs2: rs2(w),
+                imm: imm_b(w),
+            }
         }
         0b000_0011 => {
             let op = match funct3(w) {
@@ -232,7 +355,12 @@ pub fn decode(w: u32) -> Option<Instr> {
                 0b101 => LoadOp::Lhu,
                 _ => return None, // LD, LWU and reserved: not RV32
             };
-            Instr::Load { op, rd: rd(w), rs1: rs1(w), imm: imm_i(w) }
+            Instr::Load {
+                op,
+                rd: rd(w),
+                rs1: rs1(w),
+                imm: imm_i(w),
+            }
         }
         0b010_0011 => {
             let op = match funct3(w) {
@@ -241,7 +369,12 @@ pub fn decode(w: u32) -> Option<Instr> {
                 0b010 => StoreOp::Sw,
                 _ => return None,
             };
-            Instr::Store { op, rs1: rs1(w), rs2: rs2(w), imm: imm_s(w) }
+            Instr::Store {
+                op,
+                rs1: rs1(w),
+                rs2: rs2(w),
+                imm: imm_s(w),
+            }
         }
         0b001_0011 => {
             let shamt = ((w >> 20) & 31) as i32;
@@ -258,7 +391,12 @@ pub fn decode(w: u32) -> Option<Instr> {
                 0b101 if funct7(w) == 0b010_0000 => (AluImmOp::Srai, shamt),
                 _ => return None,
             };
-            Instr::OpImm { op, rd: rd(w), rs1: rs1(w), imm }
+            Instr::OpImm {
+                op,
+                rd: rd(w),
+                rs1: rs1(w),
+                imm,
+            }
         }
         0b011_0011 => {
             let op = match (funct7(w), funct3(w)) {
@@ -285,7 +423,12 @@ pub fn decode(w: u32) -> Option<Instr> {
                 (0b001_0000, 0b110) => AluOp::Sh3add,
                 _ => return None,
             };
-            Instr::Op { op, rd: rd(w), rs1: rs1(w), rs2: rs2(w) }
+            Instr::Op {
+                op,
+                rd: rd(w),
+                rs1: rs1(w),
+                rs2: rs2(w),
+            }
         }
         // MISC-MEM: FENCE only (funct3 = 000). FENCE.I belongs to Zifencei, which this machine does not have.
         0b000_1111 if funct3(w) == 0 => Instr::Fence,
@@ -306,17 +449,80 @@ mod tests {
     #[test]
     fn decodes_known_words() {
         // Words assembled by riscv64-unknown-elf-as (-march=rv32im_zba).
-        assert_eq!(decode(0x00a00513), Some(Instr::OpImm { op: AluImmOp::Addi, rd: 10, rs1: 0, imm: 10 })); // li a0,10
-        assert_eq!(decode(0xfff00293), Some(Instr::OpImm { op: AluImmOp::Addi, rd: 5, rs1: 0, imm: -1 })); // li t0,-1
-        assert_eq!(decode(0x40b55533), Some(Instr::Op { op: AluOp::Sra, rd: 10, rs1: 10, rs2: 11 })); // sra a0,a0,a1
-        assert_eq!(decode(0x20b52533), Some(Instr::Op { op: AluOp::Sh1add, rd: 10, rs1: 10, rs2: 11 }));
-        assert_eq!(decode(0x20b54533), Some(Instr::Op { op: AluOp::Sh2add, rd: 10, rs1: 10, rs2: 11 }));
-        assert_eq!(decode(0x20b56533), Some(Instr::Op { op: AluOp::Sh3add, rd: 10, rs1: 10, rs2: 11 }));
-        assert_eq!(decode(0x02b50533), Some(Instr::Op { op: AluOp::Mul, rd: 10, rs1: 10, rs2: 11 }));
+        assert_eq!(
+            decode(0x00a00513),
+            Some(Instr::OpImm {
+                op: AluImmOp::Addi,
+                rd: 10,
+                rs1: 0,
+                imm: 10
+            })
+        ); // li a0,10
+        assert_eq!(
+            decode(0xfff00293),
+            Some(Instr::OpImm {
+                op: AluImmOp::Addi,
+                rd: 5,
+                rs1: 0,
+                imm: -1
+            })
+        ); // li t0,-1
+        assert_eq!(
+            decode(0x40b55533),
+            Some(Instr::Op {
+                op: AluOp::Sra,
+                rd: 10,
+                rs1: 10,
+                rs2: 11
+            })
+        ); // sra a0,a0,a1
+        assert_eq!(
+            decode(0x20b52533),
+            Some(Instr::Op {
+                op: AluOp::Sh1add,
+                rd: 10,
+                rs1: 10,
+                rs2: 11
+            })
+        );
+        assert_eq!(
+            decode(0x20b54533),
+            Some(Instr::Op {
+                op: AluOp::Sh2add,
+                rd: 10,
+                rs1: 10,
+                rs2: 11
+            })
+        );
+        assert_eq!(
+            decode(0x20b56533),
+            Some(Instr::Op {
+                op: AluOp::Sh3add,
+                rd: 10,
+                rs1: 10,
+                rs2: 11
+            })
+        );
+        assert_eq!(
+            decode(0x02b50533),
+            Some(Instr::Op {
+                op: AluOp::Mul,
+                rd: 10,
+                rs1: 10,
+                rs2: 11
+            })
+        );
         assert_eq!(decode(0x00000073), Some(Instr::Ecall));
         assert_eq!(decode(0x00100073), Some(Instr::Ebreak));
         assert_eq!(decode(0x0ff0000f), Some(Instr::Fence)); // fence iorw,iorw
-        assert_eq!(decode(0x00008067), Some(Instr::Jalr { rd: 0, rs1: 1, imm: 0 })); // ret
+        assert_eq!(
+            decode(0x00008067),
+            Some(Instr::Jalr {
+                rd: 0,
+                rs1: 1,
+                imm: 0
+            })
+        ); // ret
     }
 
     #[test]
@@ -337,22 +543,22 @@ mod tests {
     #[test]
     fn rejects_reserved_encodings() {
         for w in [
-            0u32,        // defined illegal
-            0xffff_ffff, // defined illegal
-            0x0001,      // compressed
-            0x02051513,  // slli a0,a0,32 (shamt[5]=1, reserved in RV32)
-            0x00053503,  // ld (RV64)
-            0x00056503,  // lwu (RV64)
-            0x00a53023,  // sd (RV64)
-            0x0000100f,  // fence.i (Zifencei)
-            0x30002573,  // csrr a0, mstatus (Zicsr)
-            0x10500073,  // wfi
-            0x30200073,  // mret
-            0x60b52533,  // funct7 0110000 (Zbb-ish) not in this machine
+            0u32,                   // defined illegal
+            0xffff_ffff,            // defined illegal
+            0x0001,                 // compressed
+            0x02051513,             // slli a0,a0,32 (shamt[5]=1, reserved in RV32)
+            0x00053503,             // ld (RV64)
+            0x00056503,             // lwu (RV64)
+            0x00a53023,             // sd (RV64)
+            0x0000100f,             // fence.i (Zifencei)
+            0x30002573,             // csrr a0, mstatus (Zicsr)
+            0x10500073,             // wfi
+            0x30200073,             // mret
+            0x60b52533,             // funct7 0110000 (Zbb-ish) not in this machine
             0x40b50533 | (1 << 12), // sub with funct3=001
-            0x00001067,  // jalr with funct3=001
-            0x00002063,  // branch funct3=010
-            0x0000002b,  // custom-1 opcode
+            0x00001067,             // jalr with funct3=001
+            0x00002063,             // branch funct3=010
+            0x0000002b,             // custom-1 opcode
         ] {
             assert_eq!(decode(w), None, "{w:#010x} should be illegal");
         }

@@ -3,9 +3,9 @@
 //! `p_memsz` zero-filled). Parsing uses the `object` crate's bounds-checked ELF reader; every malformed input is an
 //! [`ElfError`], never a panic.
 
+use object::LittleEndian;
 use object::elf::{self, FileHeader32};
 use object::read::elf::{FileHeader, ProgramHeader};
-use object::LittleEndian;
 use thiserror::Error;
 
 use crate::interp::{Config, Cpu};
@@ -36,7 +36,12 @@ pub enum ElfError {
         "segment at {vaddr:#010x} of {memsz:#x} bytes lies outside RAM [{ram_base:#010x}, {ram_end:#011x}); \
          link the program for this RAM or configure RAM to cover it"
     )]
-    SegmentOutsideRam { vaddr: u32, memsz: u32, ram_base: u32, ram_end: u64 },
+    SegmentOutsideRam {
+        vaddr: u32,
+        memsz: u32,
+        ram_base: u32,
+        ram_end: u64,
+    },
     /// The entry point is not inside a loaded segment of RAM or not 4-byte aligned.
     #[error("entry point {0:#010x} is outside RAM or misaligned")]
     BadEntry(u32),
@@ -94,7 +99,9 @@ pub fn parse_elf(bytes: &[u8]) -> Result<ElfImage, ElfError> {
     if ty != elf::ET_EXEC.0 {
         return Err(ElfError::WrongType(ty));
     }
-    let phdrs = header.program_headers(endian, bytes).map_err(malformed("program headers"))?;
+    let phdrs = header
+        .program_headers(endian, bytes)
+        .map_err(malformed("program headers"))?;
     let mut segments = Vec::new();
     for ph in phdrs {
         if ph.p_type(endian) != elf::PT_LOAD {
@@ -112,7 +119,9 @@ pub fn parse_elf(bytes: &[u8]) -> Result<ElfImage, ElfError> {
             continue;
         }
         if vaddr as u64 + memsz as u64 > 1 << 32 {
-            return Err(ElfError::Malformed(format!("segment at {vaddr:#010x} of {memsz:#x} bytes wraps past 2^32")));
+            return Err(ElfError::Malformed(format!(
+                "segment at {vaddr:#010x} of {memsz:#x} bytes wraps past 2^32"
+            )));
         }
         let data = ph.data(endian, bytes).map_err(|_| {
             ElfError::Malformed(format!(
@@ -121,12 +130,19 @@ pub fn parse_elf(bytes: &[u8]) -> Result<ElfImage, ElfError> {
                 bytes.len()
             ))
         })?;
-        segments.push(Segment { vaddr, memsz, data: data.to_vec() });
+        segments.push(Segment {
+            vaddr,
+            memsz,
+            data: data.to_vec(),
+        });
     }
     if segments.is_empty() {
         return Err(ElfError::NoLoadSegments);
     }
-    Ok(ElfImage { entry: header.e_entry(endian), segments })
+    Ok(ElfImage {
+        entry: header.e_entry(endian),
+        segments,
+    })
 }
 
 impl ElfImage {
@@ -137,11 +153,17 @@ impl ElfImage {
         let (ram_base, ram_end) = (ram.base(), ram.end());
         for s in &self.segments {
             if ram.offset(s.vaddr, s.memsz).is_none() {
-                return Err(ElfError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base, ram_end });
+                return Err(ElfError::SegmentOutsideRam {
+                    vaddr: s.vaddr,
+                    memsz: s.memsz,
+                    ram_base,
+                    ram_end,
+                });
             }
         }
-        let in_segment =
-            self.segments.iter().any(|s| self.entry >= s.vaddr && (self.entry as u64) + 4 <= s.vaddr as u64 + s.memsz as u64);
+        let in_segment = self.segments.iter().any(|s| {
+            self.entry >= s.vaddr && (self.entry as u64) + 4 <= s.vaddr as u64 + s.memsz as u64
+        });
         if !in_segment || self.entry & 3 != 0 {
             return Err(ElfError::BadEntry(self.entry));
         }
@@ -151,7 +173,12 @@ impl ElfImage {
             // Both ranges were checked above; a failure here would be a bug, reported as an error anyway.
             ram.load(s.vaddr, &s.data)
                 .and_then(|_| ram.load(s.vaddr + s.data.len() as u32, &zeros))
-                .ok_or(ElfError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base, ram_end })?;
+                .ok_or(ElfError::SegmentOutsideRam {
+                    vaddr: s.vaddr,
+                    memsz: s.memsz,
+                    ram_base,
+                    ram_end,
+                })?;
         }
         cpu.set_pc(self.entry);
         Ok(())
@@ -164,8 +191,10 @@ impl ElfImage {
 /// set sp in their `_start`.
 pub fn load_elf(bytes: &[u8], config: Config) -> Result<Cpu, ElfError> {
     let image = parse_elf(bytes)?;
-    let mut cpu =
-        Cpu::new(config).ok_or(ElfError::BadRamConfig { base: config.ram_base, size: config.ram_size })?;
+    let mut cpu = Cpu::new(config).ok_or(ElfError::BadRamConfig {
+        base: config.ram_base,
+        size: config.ram_size,
+    })?;
     image.load_into(&mut cpu)?;
     let top = cpu.ram().end().min(0xffff_fff0) as u32 & !15;
     cpu.set_x(2, top);

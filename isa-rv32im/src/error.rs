@@ -39,7 +39,15 @@ pub enum Rv32Error {
         "{access} of {size} byte(s) at address {addr:#010x} is outside memory [{mem_base:#010x}, {mem_end:#011x}) \
          (pc {pc:#010x}, instruction {word:#010x})"
     )]
-    MemoryFault { pc: u32, word: u32, addr: u32, size: u32, access: Access, mem_base: u32, mem_end: u64 },
+    MemoryFault {
+        pc: u32,
+        word: u32,
+        addr: u32,
+        size: u32,
+        access: Access,
+        mem_base: u32,
+        mem_end: u64,
+    },
     /// A jump or taken branch to an address that is not a multiple of 4 (Unpriv §2.5: instruction-address-
     /// misaligned exception; this machine has no C extension).
     #[error("jump to misaligned target {target:#010x} (pc {pc:#010x}, instruction {word:#010x})")]

@@ -7,9 +7,9 @@
 //! 94 `exit_group`.
 
 use crate::alu::{alu, alu_imm, branch_taken};
-use crate::decode::{decode, Instr, LoadOp};
+use crate::decode::{Instr, LoadOp, decode};
 use crate::error::{Access, Rv32Error};
-use crate::mem::{Ram, DEFAULT_RAM_BASE, DEFAULT_RAM_SIZE};
+use crate::mem::{DEFAULT_RAM_BASE, DEFAULT_RAM_SIZE, Ram};
 
 /// Linux syscall numbers (asm-generic/unistd.h, used by RISC-V).
 pub mod syscall {
@@ -25,8 +25,9 @@ pub mod syscall {
 
 /// Register ABI names (Unpriv chapter 25 "RISC-V Assembly Programmer's Handbook", Table 25.1).
 pub const ABI_NAMES: [&str; 32] = [
-    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
-    "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6",
+    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",
+    "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4",
+    "t5", "t6",
 ];
 
 /// Machine configuration: where RAM sits and how large it is.
@@ -41,7 +42,10 @@ pub struct Config {
 impl Default for Config {
     /// 256 KiB at 0x10000.
     fn default() -> Self {
-        Config { ram_base: DEFAULT_RAM_BASE, ram_size: DEFAULT_RAM_SIZE }
+        Config {
+            ram_base: DEFAULT_RAM_BASE,
+            ram_size: DEFAULT_RAM_SIZE,
+        }
     }
 }
 
@@ -92,7 +96,13 @@ impl Cpu {
     /// A hart with zeroed registers, pc = RAM base, zero-filled RAM. `None` if RAM would extend past 2^32.
     pub fn new(config: Config) -> Option<Cpu> {
         let ram = Ram::new(config.ram_base, config.ram_size)?;
-        Some(Cpu { pc: config.ram_base, x: [0; 32], ram, exited: None, instret: 0 })
+        Some(Cpu {
+            pc: config.ram_base,
+            x: [0; 32],
+            ram,
+            exited: None,
+            instret: 0,
+        })
     }
 
     /// Program counter.
@@ -156,7 +166,9 @@ impl Cpu {
 
     /// Fetches the instruction word at pc (Unpriv §1.5: 32-bit little-endian parcels).
     pub fn fetch(&self) -> Result<u32, Rv32Error> {
-        self.ram.read(self.pc, 4).ok_or_else(|| self.fault(0, self.pc, 4, Access::Fetch))
+        self.ram
+            .read(self.pc, 4)
+            .ok_or_else(|| self.fault(0, self.pc, 4, Access::Fetch))
     }
 
     /// Executes one instruction.
@@ -176,7 +188,11 @@ impl Cpu {
         let mut new_pc = next;
         let mut event = StepEvent::Retired;
         let jump_check = |target: u32| {
-            if target & 3 != 0 { Err(Rv32Error::MisalignedJump { pc, word, target }) } else { Ok(target) }
+            if target & 3 != 0 {
+                Err(Rv32Error::MisalignedJump { pc, word, target })
+            } else {
+                Ok(target)
+            }
         };
         match instr {
             Instr::Lui { rd, imm } => self.set_x(rd as usize, imm as u32),
@@ -199,7 +215,10 @@ impl Cpu {
             Instr::Load { op, rd, rs1, imm } => {
                 let addr = self.x(rs1 as usize).wrapping_add(imm as u32);
                 let size = op.size();
-                let raw = self.ram.read(addr, size).ok_or_else(|| self.fault(word, addr, size, Access::Load))?;
+                let raw = self
+                    .ram
+                    .read(addr, size)
+                    .ok_or_else(|| self.fault(word, addr, size, Access::Load))?;
                 let v = match op {
                     LoadOp::Lb => raw as u8 as i8 as i32 as u32,
                     LoadOp::Lh => raw as u16 as i16 as i32 as u32,
@@ -254,7 +273,10 @@ impl Cpu {
                 self.exited = Some(a0 as i32);
                 Ok(StepEvent::Exit { code: a0 as i32 })
             }
-            _ => Err(Rv32Error::UnsupportedSyscall { pc: self.pc, number }),
+            _ => Err(Rv32Error::UnsupportedSyscall {
+                pc: self.pc,
+                number,
+            }),
         }
     }
 
@@ -275,13 +297,20 @@ impl Cpu {
                 StepEvent::Breakpoint { pc } => return Ok((Stop::Breakpoint(pc), steps)),
             }
         }
-        Err(Rv32Error::StepLimit { limit: max_steps, pc: self.pc })
+        Err(Rv32Error::StepLimit {
+            limit: max_steps,
+            pc: self.pc,
+        })
     }
 
     /// Runs until exit or EBREAK, at most `max_steps` instructions, collecting console output.
     pub fn run(&mut self, max_steps: u64) -> Result<RunResult, Rv32Error> {
         let mut output = Vec::new();
         let (stop, steps) = self.run_with(max_steps, |_, d| output.extend_from_slice(d))?;
-        Ok(RunResult { stop, steps, output })
+        Ok(RunResult {
+            stop,
+            steps,
+            output,
+        })
     }
 }

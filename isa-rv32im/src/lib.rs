@@ -19,7 +19,7 @@ pub mod interp;
 pub mod mem;
 pub mod qemu_trace;
 
-pub use elf::{load_elf, parse_elf, ElfError, ElfImage};
+pub use elf::{ElfError, ElfImage, load_elf, parse_elf};
 pub use error::{Access, Rv32Error};
 pub use interp::{Config, Cpu, RunResult, StepEvent, Stop};
 pub use mem::Ram;

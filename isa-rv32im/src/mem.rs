@@ -23,7 +23,10 @@ impl Ram {
         if base as u64 + size as u64 > 1u64 << 32 {
             return None;
         }
-        Some(Ram { base, bytes: vec![0; size as usize] })
+        Some(Ram {
+            base,
+            bytes: vec![0; size as usize],
+        })
     }
 
     /// First address.

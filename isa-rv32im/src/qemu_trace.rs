@@ -37,12 +37,19 @@ pub struct TraceReader<R> {
 impl<R: BufRead> TraceReader<R> {
     /// Wraps a reader.
     pub fn new(reader: R) -> Self {
-        TraceReader { lines: reader.lines(), pending_pc: None, line_no: 0 }
+        TraceReader {
+            lines: reader.lines(),
+            pending_pc: None,
+            line_no: 0,
+        }
     }
 }
 
 fn bad(line_no: usize, msg: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("qemu trace line {line_no}: {msg}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("qemu trace line {line_no}: {msg}"),
+    )
 }
 
 fn hex(s: &str, line_no: usize) -> io::Result<u32> {
@@ -73,9 +80,14 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             let Some(first) = tokens.next() else { continue };
             if first == "pc" {
                 if self.pending_pc.take().is_some() {
-                    return Some(Err(bad(self.line_no, "pc line before the previous dump was complete")));
+                    return Some(Err(bad(
+                        self.line_no,
+                        "pc line before the previous dump was complete",
+                    )));
                 }
-                let Some(v) = tokens.next() else { return Some(Err(bad(self.line_no, "pc without value"))) };
+                let Some(v) = tokens.next() else {
+                    return Some(Err(bad(self.line_no, "pc without value")));
+                };
                 match hex(v, self.line_no) {
                     Ok(pc) => self.pending_pc = Some(pc),
                     Err(e) => return Some(Err(e)),
@@ -88,8 +100,14 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             // Tokens come in pairs: "x5/t0" "00011054".
             let mut name = Some(first);
             while let Some(n) = name {
-                let Some(v) = tokens.next() else { return Some(Err(bad(self.line_no, "register without value"))) };
-                let idx = n.trim_start_matches('x').split('/').next().and_then(|s| s.parse::<usize>().ok());
+                let Some(v) = tokens.next() else {
+                    return Some(Err(bad(self.line_no, "register without value")));
+                };
+                let idx = n
+                    .trim_start_matches('x')
+                    .split('/')
+                    .next()
+                    .and_then(|s| s.parse::<usize>().ok());
                 let Some(i) = idx.filter(|&i| i < 32) else {
                     return Some(Err(bad(self.line_no, &format!("bad register name {n:?}"))));
                 };
@@ -123,13 +141,25 @@ pub struct Mismatch {
 
 impl std::fmt::Display for Mismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "after instruction #{} at pc {:#010x}:", self.instruction, self.at_pc)?;
+        write!(
+            f,
+            "after instruction #{} at pc {:#010x}:",
+            self.instruction, self.at_pc
+        )?;
         if self.qemu.pc != self.interp.pc {
-            write!(f, " pc qemu {:#010x} interp {:#010x};", self.qemu.pc, self.interp.pc)?;
+            write!(
+                f,
+                " pc qemu {:#010x} interp {:#010x};",
+                self.qemu.pc, self.interp.pc
+            )?;
         }
         for i in 0..32 {
             if self.qemu.x[i] != self.interp.x[i] {
-                write!(f, " x{i} qemu {:#010x} interp {:#010x};", self.qemu.x[i], self.interp.x[i])?;
+                write!(
+                    f,
+                    " x{i} qemu {:#010x} interp {:#010x};",
+                    self.qemu.x[i], self.interp.x[i]
+                )?;
             }
         }
         Ok(())
@@ -156,7 +186,10 @@ pub struct LockstepReport {
 }
 
 fn snapshot(cpu: &Cpu) -> TraceState {
-    TraceState { pc: cpu.pc(), x: *cpu.regs() }
+    TraceState {
+        pc: cpu.pc(),
+        x: *cpu.regs(),
+    }
 }
 
 /// Steps `cpu` along `trace`: dump 0 must have the interpreter's pc; after each instruction the interpreter's pc
@@ -171,10 +204,17 @@ where
     let mut report = LockstepReport::default();
     let mut iter = trace.into_iter();
     let Some(first) = iter.next().transpose()? else {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "empty qemu trace"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "empty qemu trace",
+        ));
     };
     if first.pc != cpu.pc() {
-        report.error = Some(format!("entry pc differs: qemu {:#010x}, interpreter {:#010x}", first.pc, cpu.pc()));
+        report.error = Some(format!(
+            "entry pc differs: qemu {:#010x}, interpreter {:#010x}",
+            first.pc,
+            cpu.pc()
+        ));
         report.mismatch_count += 1;
         return Ok(report);
     }
@@ -244,7 +284,11 @@ pub struct QemuRun {
 
 /// Whether `qemu-riscv32` can be started.
 pub fn qemu_available() -> bool {
-    Command::new("qemu-riscv32").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("qemu-riscv32")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// Runs `qemu-riscv32 -cpu <QEMU_CPU> -singlestep -d cpu,nochain -D <log> <elf>`.
@@ -254,51 +298,29 @@ pub fn run_qemu(elf: &Path, log: &Path) -> io::Result<QemuRun> {
         .arg(log)
         .arg(elf)
         .output()?;
-    Ok(QemuRun { stdout: out.stdout, status: out.status.code(), stderr: out.stderr })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const DUMP: &str = " pc       00010000
- x0/zero  00000000 x1/ra    00000000 x2/sp    40800990 x3/gp    00000000
- x4/tp    00000000 x5/t0    00000000 x6/t1    00000000 x7/t2    00000000
- x8/s0    00000000 x9/s1    00000000 x10/a0   00000000 x11/a1   00000000
- x12/a2   00000000 x13/a3   00000000 x14/a4   00000000 x15/a5   00000000
- x16/a6   00000000 x17/a7   00000000 x18/s2   00000000 x19/s3   00000000
- x20/s4   00000000 x21/s5   00000000 x22/s6   00000000 x23/s7   00000000
- x24/s8   00000000 x25/s9   00000000 x26/s10  00000000 x27/s11  00000000
- x28/t3   00000000 x29/t4   00000000 x30/t5   00000000 x31/t6   deadbeef
-";
-
-    #[test]
-    fn parses_qemu_7_2_dump() {
-        let text = format!("{DUMP}{}", DUMP.replace("00010000", "00010004"));
-        let states: Vec<_> = TraceReader::new(text.as_bytes()).collect::<io::Result<_>>().unwrap();
-        assert_eq!(states.len(), 2);
-        assert_eq!(states[0].pc, 0x10000);
-        assert_eq!(states[1].pc, 0x10004);
-        assert_eq!(states[0].x[2], 0x4080_0990);
-        assert_eq!(states[0].x[31], 0xdead_beef);
-    }
-
-    #[test]
-    fn truncated_dump_is_an_error() {
-        let cut = &DUMP[..DUMP.len() - 40];
-        let r: Vec<_> = TraceReader::new(cut.as_bytes()).take(5).collect();
-        assert_eq!(r.len(), 1);
-        assert!(r[0].is_err());
-    }
+    Ok(QemuRun {
+        stdout: out.stdout,
+        status: out.status.code(),
+        stderr: out.stderr,
+    })
 }
 
 /// Full lockstep of one ELF: writes it to a temporary file, runs it under qemu-riscv32 with per-instruction
 /// register dumps, replays the dumps against a fresh interpreter loaded with `config`, deletes the temporary files.
-pub fn lockstep_elf(elf: &[u8], config: crate::Config, tail_limit: u64) -> io::Result<(QemuRun, LockstepReport)> {
+pub fn lockstep_elf(
+    elf: &[u8],
+    config: crate::Config,
+    tail_limit: u64,
+) -> io::Result<(QemuRun, LockstepReport)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut cpu = crate::load_elf(elf, config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let stem = format!("rv32-lockstep-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let mut cpu =
+        crate::load_elf(elf, config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let stem = format!(
+        "rv32-lockstep-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
     let dir = std::env::temp_dir();
     let elf_path = dir.join(format!("{stem}.elf"));
     let log_path = dir.join(format!("{stem}.log"));
@@ -326,4 +348,41 @@ pub fn lockstep_elf(elf: &[u8], config: crate::Config, tail_limit: u64) -> io::R
     let _ = std::fs::remove_file(&elf_path);
     let _ = std::fs::remove_file(&log_path);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMP: &str = " pc       00010000
+ x0/zero  00000000 x1/ra    00000000 x2/sp    40800990 x3/gp    00000000
+ x4/tp    00000000 x5/t0    00000000 x6/t1    00000000 x7/t2    00000000
+ x8/s0    00000000 x9/s1    00000000 x10/a0   00000000 x11/a1   00000000
+ x12/a2   00000000 x13/a3   00000000 x14/a4   00000000 x15/a5   00000000
+ x16/a6   00000000 x17/a7   00000000 x18/s2   00000000 x19/s3   00000000
+ x20/s4   00000000 x21/s5   00000000 x22/s6   00000000 x23/s7   00000000
+ x24/s8   00000000 x25/s9   00000000 x26/s10  00000000 x27/s11  00000000
+ x28/t3   00000000 x29/t4   00000000 x30/t5   00000000 x31/t6   deadbeef
+";
+
+    #[test]
+    fn parses_qemu_7_2_dump() {
+        let text = format!("{DUMP}{}", DUMP.replace("00010000", "00010004"));
+        let states: Vec<_> = TraceReader::new(text.as_bytes())
+            .collect::<io::Result<_>>()
+            .unwrap();
+        assert_eq!(states.len(), 2);
+        assert_eq!(states[0].pc, 0x10000);
+        assert_eq!(states[1].pc, 0x10004);
+        assert_eq!(states[0].x[2], 0x4080_0990);
+        assert_eq!(states[0].x[31], 0xdead_beef);
+    }
+
+    #[test]
+    fn truncated_dump_is_an_error() {
+        let cut = &DUMP[..DUMP.len() - 40];
+        let r: Vec<_> = TraceReader::new(cut.as_bytes()).take(5).collect();
+        assert_eq!(r.len(), 1);
+        assert!(r[0].is_err());
+    }
 }

@@ -20,8 +20,10 @@ fn encoder_agrees_with_gnu_as() {
     assert_eq!(jal(0, 0), 0x0000006f);
     assert_eq!(ri("addi", 2, 2, -16), 0xff010113);
     // Every encoder output decodes.
-    for op in ["add", "sub", "sll", "slt", "sltu", "xor", "srl", "sra", "or", "and", "mul", "mulh", "mulhsu",
-        "mulhu", "div", "divu", "rem", "remu", "sh1add", "sh2add", "sh3add"] {
+    for op in [
+        "add", "sub", "sll", "slt", "sltu", "xor", "srl", "sra", "or", "and", "mul", "mulh",
+        "mulhsu", "mulhu", "div", "divu", "rem", "remu", "sh1add", "sh2add", "sh3add",
+    ] {
         assert!(decode(rr(op, 1, 2, 3)).is_some(), "{op}");
     }
 }
@@ -36,7 +38,12 @@ fn x0_is_hardwired_to_zero() {
 
 #[test]
 fn lui_and_auipc() {
-    let mut cpu = machine(&[lui(5, 0xfffff000), auipc(6, 0x1000), auipc(7, 0x8000_0000), lui(8, 0x12345000)]);
+    let mut cpu = machine(&[
+        lui(5, 0xfffff000),
+        auipc(6, 0x1000),
+        auipc(7, 0x8000_0000),
+        lui(8, 0x12345000),
+    ]);
     steps(&mut cpu, 4);
     assert_eq!(cpu.x(5), 0xffff_f000);
     assert_eq!(cpu.x(6), BASE + 4 + 0x1000);
@@ -147,7 +154,9 @@ fn loads_of_every_width_and_sign() {
             load("lw", 10, 1, -4i32 + 4),
         ];
         let mut cpu = machine(&prog);
-        cpu.ram_mut().load(data + off, &[0x81, 0x82, 0x03, 0x74, 0x05]).unwrap();
+        cpu.ram_mut()
+            .load(data + off, &[0x81, 0x82, 0x03, 0x74, 0x05])
+            .unwrap();
         cpu.set_x(1, data + off);
         steps(&mut cpu, prog.len());
         assert_eq!(cpu.x(3), 0xffff_ff81, "lb off {off}");
@@ -165,14 +174,25 @@ fn loads_of_every_width_and_sign() {
 fn stores_of_every_width_including_misaligned() {
     let data = BASE + 0x200;
     for off in 0..4u32 {
-        let prog = [store("sw", 2, 1, 0), store("sh", 2, 1, 5), store("sb", 2, 1, 8), store("sw", 2, 1, -4)];
+        let prog = [
+            store("sw", 2, 1, 0),
+            store("sh", 2, 1, 5),
+            store("sb", 2, 1, 8),
+            store("sw", 2, 1, -4),
+        ];
         let mut cpu = machine(&prog);
         cpu.set_x(1, data + 4 + off);
         cpu.set_x(2, 0xa1b2_c3d4);
         steps(&mut cpu, 4);
         let base = data + off;
         let mem = cpu.ram().slice(base, 13).unwrap().to_vec();
-        assert_eq!(mem, [0xd4, 0xc3, 0xb2, 0xa1, 0xd4, 0xc3, 0xb2, 0xa1, 0, 0xd4, 0xc3, 0, 0xd4], "off {off}");
+        assert_eq!(
+            mem,
+            [
+                0xd4, 0xc3, 0xb2, 0xa1, 0xd4, 0xc3, 0xb2, 0xa1, 0, 0xd4, 0xc3, 0, 0xd4
+            ],
+            "off {off}"
+        );
     }
 }
 
@@ -202,7 +222,11 @@ fn branches_taken_and_not_taken_forward_and_backward() {
             cpu.set_x(1, a);
             cpu.set_x(2, b);
             cpu.step().unwrap();
-            let want = if taken { at.wrapping_add(off as u32) } else { at + 4 };
+            let want = if taken {
+                at.wrapping_add(off as u32)
+            } else {
+                at + 4
+            };
             assert_eq!(cpu.pc(), want, "{op} {a:#x} {b:#x} off {off}");
         }
     }
@@ -226,7 +250,9 @@ fn jal_and_jalr() {
     assert_eq!(cpu.x(1), BASE + 4);
     // jal backwards, rd = x0
     let mut cpu = machine(&[]);
-    cpu.ram_mut().write(BASE + 0x1000, 4, jal(0, -0x1000)).unwrap();
+    cpu.ram_mut()
+        .write(BASE + 0x1000, 4, jal(0, -0x1000))
+        .unwrap();
     cpu.set_pc(BASE + 0x1000);
     cpu.step().unwrap();
     assert_eq!(cpu.pc(), BASE);
@@ -238,11 +264,20 @@ fn misaligned_jump_targets_stop_without_side_effects() {
     let mut cpu = machine(&[jalr(1, 2, 2)]);
     cpu.set_x(2, BASE);
     let err = cpu.step().unwrap_err();
-    assert_eq!(err, Rv32Error::MisalignedJump { pc: BASE, word: jalr(1, 2, 2), target: BASE + 2 });
+    assert_eq!(
+        err,
+        Rv32Error::MisalignedJump {
+            pc: BASE,
+            word: jalr(1, 2, 2),
+            target: BASE + 2
+        }
+    );
     assert_eq!(cpu.x(1), 0, "rd not written");
     assert_eq!(cpu.pc(), BASE);
     let mut cpu = machine(&[jal(0, 6)]);
-    assert!(matches!(cpu.step(), Err(Rv32Error::MisalignedJump { target, .. }) if target == BASE + 6));
+    assert!(
+        matches!(cpu.step(), Err(Rv32Error::MisalignedJump { target, .. }) if target == BASE + 6)
+    );
     let mut cpu = machine(&[branch("beq", 0, 0, 2)]);
     assert!(matches!(cpu.step(), Err(Rv32Error::MisalignedJump { .. })));
     // not taken: no exception even with a misaligned offset
@@ -296,8 +331,17 @@ fn errors_name_pc_instruction_and_address() {
     // Illegal instruction.
     let mut cpu = machine(&[0x3000_2573]); // csrr a0, mstatus
     let e = cpu.step().unwrap_err();
-    assert_eq!(e, Rv32Error::IllegalInstruction { pc: BASE, word: 0x3000_2573 });
-    assert_eq!(e.to_string(), "illegal instruction 0x30002573 at pc 0x00010000");
+    assert_eq!(
+        e,
+        Rv32Error::IllegalInstruction {
+            pc: BASE,
+            word: 0x3000_2573
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "illegal instruction 0x30002573 at pc 0x00010000"
+    );
     // Load outside memory.
     let w = load("lw", 3, 1, 0);
     let mut cpu = machine(&[w]);
@@ -321,15 +365,32 @@ fn errors_name_pc_instruction_and_address() {
     // Store below memory writes nothing.
     let w = store("sb", 2, 0, 0x10);
     let mut cpu = machine(&[w]);
-    assert!(matches!(cpu.step(), Err(Rv32Error::MemoryFault { addr: 0x10, access: Access::Store, .. })));
+    assert!(matches!(
+        cpu.step(),
+        Err(Rv32Error::MemoryFault {
+            addr: 0x10,
+            access: Access::Store,
+            ..
+        })
+    ));
     // Fetch outside memory.
     let mut cpu = machine(&[]);
     cpu.set_pc(0);
-    assert!(matches!(cpu.step(), Err(Rv32Error::MemoryFault { addr: 0, access: Access::Fetch, .. })));
+    assert!(matches!(
+        cpu.step(),
+        Err(Rv32Error::MemoryFault {
+            addr: 0,
+            access: Access::Fetch,
+            ..
+        })
+    ));
     // Address arithmetic wraps modulo 2^32 (x1 = -4, offset 8 -> address 4, outside RAM).
     let mut cpu = machine(&[load("lw", 3, 1, 8)]);
     cpu.set_x(1, 0xffff_fffc);
-    assert!(matches!(cpu.step(), Err(Rv32Error::MemoryFault { addr: 4, .. })));
+    assert!(matches!(
+        cpu.step(),
+        Err(Rv32Error::MemoryFault { addr: 4, .. })
+    ));
     // write() with a buffer outside memory.
     let mut prog = Vec::new();
     prog.extend(li(10, 1));
@@ -339,15 +400,35 @@ fn errors_name_pc_instruction_and_address() {
     prog.push(ECALL);
     let mut cpu = machine(&prog);
     let e = cpu.run(100).unwrap_err();
-    assert!(matches!(e, Rv32Error::MemoryFault { addr: 0x4_fff0, size: 0x100, access: Access::HostRead, .. }));
+    assert!(matches!(
+        e,
+        Rv32Error::MemoryFault {
+            addr: 0x4_fff0,
+            size: 0x100,
+            access: Access::HostRead,
+            ..
+        }
+    ));
     // Unknown syscall.
     let mut prog = li(17, 222).to_vec();
     prog.push(ECALL);
     let mut cpu = machine(&prog);
-    assert_eq!(cpu.run(100).unwrap_err(), Rv32Error::UnsupportedSyscall { pc: BASE + 8, number: 222 });
+    assert_eq!(
+        cpu.run(100).unwrap_err(),
+        Rv32Error::UnsupportedSyscall {
+            pc: BASE + 8,
+            number: 222
+        }
+    );
     // Step bound.
     let mut cpu = machine(&[jal(0, 0)]);
-    assert_eq!(cpu.run(1000).unwrap_err(), Rv32Error::StepLimit { limit: 1000, pc: BASE });
+    assert_eq!(
+        cpu.run(1000).unwrap_err(),
+        Rv32Error::StepLimit {
+            limit: 1000,
+            pc: BASE
+        }
+    );
     assert_eq!(cpu.instret(), 1000);
 }
 
@@ -370,12 +451,30 @@ fn all_zero_and_garbage_words_never_panic() {
 #[test]
 fn ram_base_and_size_are_configurable() {
     use isa_rv32im::{Config, Cpu};
-    let mut cpu = Cpu::new(Config { ram_base: 0x8000_0000, ram_size: 4096 }).unwrap();
-    cpu.ram_mut().write(0x8000_0000, 4, ri("addi", 1, 0, 7)).unwrap();
+    let mut cpu = Cpu::new(Config {
+        ram_base: 0x8000_0000,
+        ram_size: 4096,
+    })
+    .unwrap();
+    cpu.ram_mut()
+        .write(0x8000_0000, 4, ri("addi", 1, 0, 7))
+        .unwrap();
     cpu.set_pc(0x8000_0000);
     cpu.step().unwrap();
     assert_eq!(cpu.x(1), 7);
     assert_eq!(cpu.ram().end(), 0x8000_1000);
-    assert!(Cpu::new(Config { ram_base: 0xffff_0000, ram_size: 0x1_0000 }).is_some());
-    assert!(Cpu::new(Config { ram_base: 0xffff_0000, ram_size: 0x1_0001 }).is_none());
+    assert!(
+        Cpu::new(Config {
+            ram_base: 0xffff_0000,
+            ram_size: 0x1_0000
+        })
+        .is_some()
+    );
+    assert!(
+        Cpu::new(Config {
+            ram_base: 0xffff_0000,
+            ram_size: 0x1_0001
+        })
+        .is_none()
+    );
 }

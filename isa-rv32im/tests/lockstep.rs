@@ -2,9 +2,9 @@
 //! Runs when `qemu-riscv32` is on PATH; skipped with a message otherwise, a failure under `CI=true`.
 //! (Debian: `apt-get install -y qemu-user`.)
 
+use isa_rv32im::Config;
 use isa_rv32im::examples::EXAMPLES;
 use isa_rv32im::qemu_trace::{lockstep_elf, qemu_available};
-use isa_rv32im::Config;
 
 #[test]
 fn lockstep_with_qemu_over_all_examples() {
@@ -23,12 +23,29 @@ fn lockstep_with_qemu_over_all_examples() {
         }
         assert_eq!(rep.error, None, "{}", ex.name);
         assert_eq!(rep.mismatch_count, 0, "{}: mismatches", ex.name);
-        assert_eq!(qemu.stdout, ex.expected_stdout, "{}: qemu output vs recorded", ex.name);
+        assert_eq!(
+            qemu.stdout, ex.expected_stdout,
+            "{}: qemu output vs recorded",
+            ex.name
+        );
         assert_eq!(rep.output, qemu.stdout, "{}: console output", ex.name);
-        assert_eq!(rep.exit_code.map(|c| c & 0xff), qemu.status, "{}: exit status", ex.name);
+        assert_eq!(
+            rep.exit_code.map(|c| c & 0xff),
+            qemu.status,
+            "{}: exit status",
+            ex.name
+        );
         // Every instruction but the final exit ECALL has a dump after it.
-        assert_eq!(rep.compared + 1, rep.executed, "{}: compared vs executed", ex.name);
-        eprintln!("lockstep {:8} {:>8} instructions compared, 0 mismatches", ex.name, rep.compared);
+        assert_eq!(
+            rep.compared + 1,
+            rep.executed,
+            "{}: compared vs executed",
+            ex.name
+        );
+        eprintln!(
+            "lockstep {:8} {:>8} instructions compared, 0 mismatches",
+            ex.name, rep.compared
+        );
         total += rep.compared;
     }
     eprintln!("lockstep total    {total:>8} instructions compared, 0 mismatches");
@@ -41,23 +58,32 @@ fn lockstep_with_qemu_over_all_examples() {
 fn comparator_detects_single_differences() {
     use isa_rv32im::examples::example;
     use isa_rv32im::load_elf;
-    use isa_rv32im::qemu_trace::{lockstep, TraceState};
+    use isa_rv32im::qemu_trace::{TraceState, lockstep};
     let elf = example("sha256").unwrap().elf;
     let mut cpu = load_elf(elf, Config::default()).unwrap();
-    let mut trace = vec![TraceState { pc: cpu.pc(), x: *cpu.regs() }];
+    let mut trace = vec![TraceState {
+        pc: cpu.pc(),
+        x: *cpu.regs(),
+    }];
     loop {
         let ev = cpu.step().unwrap();
         if let isa_rv32im::StepEvent::Exit { .. } = ev {
             break;
         }
-        trace.push(TraceState { pc: cpu.pc(), x: *cpu.regs() });
+        trace.push(TraceState {
+            pc: cpu.pc(),
+            x: *cpu.regs(),
+        });
     }
     let replay = |t: &[TraceState]| {
         let mut cpu = load_elf(elf, Config::default()).unwrap();
         lockstep(&mut cpu, t.iter().cloned().map(Ok), 10).unwrap()
     };
     let clean = replay(&trace);
-    assert_eq!((clean.compared, clean.mismatch_count), (trace.len() as u64 - 1, 0));
+    assert_eq!(
+        (clean.compared, clean.mismatch_count),
+        (trace.len() as u64 - 1, 0)
+    );
     assert_eq!(clean.exit_code, Some(0));
 
     let mut bad = trace.clone();
@@ -67,7 +93,11 @@ fn comparator_detects_single_differences() {
     // next dump unless x15 is overwritten in between: one or two reports, the first one at instruction 999.
     assert!((1..=2).contains(&r.mismatch_count), "{}", r.mismatch_count);
     assert_eq!(r.mismatches[0].instruction, 999);
-    assert!(r.mismatches[0].to_string().contains("x15"), "{}", r.mismatches[0]);
+    assert!(
+        r.mismatches[0].to_string().contains("x15"),
+        "{}",
+        r.mismatches[0]
+    );
 
     let mut bad = trace.clone();
     bad[2000].pc += 4;

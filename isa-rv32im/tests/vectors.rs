@@ -8,7 +8,9 @@ const FILE: &str = "riscv/riscv-tests-rv32im-zba-vectors.json";
 
 #[test]
 fn riscv_tests_vectors() {
-    let Some(path) = testdata_file(FILE) else { return };
+    let Some(path) = testdata_file(FILE) else {
+        return;
+    };
     let text = std::fs::read_to_string(&path).unwrap();
     let vectors: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     assert_eq!(vectors.len(), 471, "vector count");
@@ -20,20 +22,35 @@ fn riscv_tests_vectors() {
         let a = v["a"].as_u64().unwrap() as u32;
         let b_raw = v["b"].as_i64().unwrap();
         let expected = v["expected"].as_u64().unwrap() as u32;
-        let label = format!("{}/{} test {}", v["suite"].as_str().unwrap(), v["file"].as_str().unwrap(), v["test"]);
+        let label = format!(
+            "{}/{} test {}",
+            v["suite"].as_str().unwrap(),
+            v["file"].as_str().unwrap(),
+            v["test"]
+        );
         let got = match kind {
             "rr" => {
                 let mut cpu = machine(&[rr(op, 3, 1, 2)]);
                 cpu.set_x(1, a);
                 cpu.set_x(2, b_raw as u32);
                 cpu.step().unwrap();
-                assert_eq!(isa_rv32im::alu::alu(isa_rv32im::alu::alu_op_by_name(op).unwrap(), a, b_raw as u32), cpu.x(3));
+                assert_eq!(
+                    isa_rv32im::alu::alu(
+                        isa_rv32im::alu::alu_op_by_name(op).unwrap(),
+                        a,
+                        b_raw as u32
+                    ),
+                    cpu.x(3)
+                );
                 cpu.x(3)
             }
             "imm" => {
                 // b is the signed 12-bit immediate (for shifts: the shift amount)
                 let imm = b_raw as i32;
-                assert!((-2048..2048).contains(&imm), "{label}: immediate {imm} out of range");
+                assert!(
+                    (-2048..2048).contains(&imm),
+                    "{label}: immediate {imm} out of range"
+                );
                 let mut cpu = machine(&[ri(op, 3, 1, imm)]);
                 cpu.set_x(1, a);
                 cpu.step().unwrap();
@@ -55,10 +72,17 @@ fn riscv_tests_vectors() {
         if got == expected {
             passed += 1;
         } else {
-            failures.push(format!("{label}: {op} {a:#x}, {b_raw:#x} -> {got:#x}, expected {expected:#x}"));
+            failures.push(format!(
+                "{label}: {op} {a:#x}, {b_raw:#x} -> {got:#x}, expected {expected:#x}"
+            ));
         }
     }
     eprintln!("riscv-tests vectors: {passed}/{} passed", vectors.len());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert_eq!(passed, 471);
 }

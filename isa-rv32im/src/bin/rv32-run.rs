@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use isa_rv32im::{load_elf, Config, Stop};
+use isa_rv32im::{Config, Stop, load_elf};
 
 fn num(s: &str) -> Option<u64> {
     match s.strip_prefix("0x") {
@@ -19,10 +19,12 @@ fn main() {
     let mut max_steps = 100_000_000u64;
     let mut config = Config::default();
     while let Some(a) = args.next() {
-        let mut val = |name: &str| args.next().as_deref().and_then(num).unwrap_or_else(|| {
-            eprintln!("{name} needs a number");
-            std::process::exit(2)
-        });
+        let mut val = |name: &str| {
+            args.next().as_deref().and_then(num).unwrap_or_else(|| {
+                eprintln!("{name} needs a number");
+                std::process::exit(2)
+            })
+        };
         match a.as_str() {
             "--max-steps" => max_steps = val("--max-steps"),
             "--ram-base" => config.ram_base = val("--ram-base") as u32,
@@ -43,7 +45,11 @@ fn main() {
         std::process::exit(2)
     });
     let result = cpu.run_with(max_steps, |fd, data| {
-        let _ = if fd == 2 { std::io::stderr().write_all(data) } else { std::io::stdout().write_all(data) };
+        let _ = if fd == 2 {
+            std::io::stderr().write_all(data)
+        } else {
+            std::io::stdout().write_all(data)
+        };
     });
     let _ = std::io::stdout().flush();
     match result {

@@ -32,7 +32,12 @@ pub fn u_type(imm: u32, rd: u32, opcode: u32) -> u32 {
 }
 pub fn j_type(imm: i32, rd: u32, opcode: u32) -> u32 {
     let imm = imm as u32;
-    ((imm >> 20) & 1) << 31 | ((imm >> 1) & 0x3ff) << 21 | ((imm >> 11) & 1) << 20 | ((imm >> 12) & 0xff) << 12 | rd << 7 | opcode
+    ((imm >> 20) & 1) << 31
+        | ((imm >> 1) & 0x3ff) << 21
+        | ((imm >> 11) & 1) << 20
+        | ((imm >> 12) & 0xff) << 12
+        | rd << 7
+        | opcode
 }
 
 /// OP and Zba register-register instruction by mnemonic.
@@ -172,7 +177,9 @@ pub fn testdata_file(rel: &str) -> Option<std::path::PathBuf> {
         }
         None if ci => panic!("CI=true but WEAVER_TESTDATA is not set (needs {rel})"),
         None => {
-            eprintln!("SKIPPED: WEAVER_TESTDATA is not set (needs {rel}); e.g. WEAVER_TESTDATA=../shared/testdata");
+            eprintln!(
+                "SKIPPED: WEAVER_TESTDATA is not set (needs {rel}); e.g. WEAVER_TESTDATA=../shared/testdata"
+            );
             None
         }
     }
