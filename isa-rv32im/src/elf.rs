@@ -33,7 +33,7 @@ pub enum ElfError {
     Malformed(String),
     /// A `PT_LOAD` segment does not fit in RAM.
     #[error(
-        "segment at {vaddr:#010x} of {memsz:#x} bytes lies outside RAM [{ram_base:#010x}, {ram_end:#011x}); \
+        "segment at {vaddr:#010x} of {memsz:#x} bytes lies outside RAM [{ram_base:#010x}, {ram_end:#x}); \
          link the program for this RAM or configure RAM to cover it"
     )]
     SegmentOutsideRam {

@@ -36,7 +36,7 @@ pub enum Rv32Error {
     IllegalInstruction { pc: u32, word: u32 },
     /// A fetch, load, store or host-call buffer touched bytes outside RAM.
     #[error(
-        "{access} of {size} byte(s) at address {addr:#010x} is outside memory [{mem_base:#010x}, {mem_end:#011x}) \
+        "{access} of {size} byte(s) at address {addr:#010x} is outside memory [{mem_base:#010x}, {mem_end:#x}) \
          (pc {pc:#010x}, instruction {word:#010x})"
     )]
     MemoryFault {
