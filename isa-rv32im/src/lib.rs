@@ -6,11 +6,15 @@
 //! - [`interp`]: the reference interpreter with the Linux ecall ABI of qemu-riscv32 (write, exit),
 //! - [`elf`]: the ELF32 loader,
 //! - [`qemu_trace`]: parser for `qemu-riscv32 -singlestep -d cpu,nochain` logs and the lockstep comparison,
+//! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles) and a host-side hart over
+//!   the reference evaluator,
 //! - [`examples`]: the committed example programs of `examples/rv32/` with their expected output.
 //!
 //! "Unpriv" = *The RISC-V Instruction Set Manual, Volume I: Unprivileged ISA*, document version 20191213.
 
 pub mod alu;
+pub mod circuit;
+pub mod circuit_lockstep;
 pub mod decode;
 pub mod elf;
 pub mod error;
@@ -19,6 +23,7 @@ pub mod interp;
 pub mod mem;
 pub mod qemu_trace;
 
+pub use circuit::{CircuitHart, FaultCode, Rv32MachineOptions, rv32im_machine};
 pub use elf::{ElfError, ElfImage, load_elf, parse_elf};
 pub use error::{Access, Rv32Error};
 pub use interp::{Config, Cpu, RunResult, StepEvent, Stop};

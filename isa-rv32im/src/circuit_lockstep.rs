@@ -1,0 +1,142 @@
+//! Lockstep of the circuit (run by `isa_api::eval::Reference`) against the interpreter [`Cpu`]: after every
+//! retired instruction pc and x0..x31 are compared; console bytes, exit status and stops must agree.
+
+use crate::circuit::{CircuitHart, FaultCode, HartError, Rv32MachineOptions};
+use crate::error::{Access, Rv32Error};
+use crate::interp::{Cpu, StepEvent};
+
+/// Most machine steps one instruction may take (a division takes 33, a write one per byte).
+pub const MAX_STEPS_PER_INSTRUCTION: usize = 1 << 20;
+
+/// How a lockstep run ended, when both sides agreed all along.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockstepEnd {
+    /// Both exited with this status (`code & 0xff`).
+    Exit(u8),
+    /// Both stopped with this fault (the interpreter's error, mapped to the circuit's code).
+    Fault(FaultCode),
+    /// The instruction bound was reached.
+    Limit,
+}
+
+/// Figures of an agreeing lockstep run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockstepReport {
+    /// Instructions retired by both and compared (pc and x0..x31).
+    pub instructions: u64,
+    /// Machine steps of the circuit.
+    pub steps: u64,
+    /// Console output (identical on both sides).
+    pub output: Vec<u8>,
+    /// How it ended.
+    pub end: LockstepEnd,
+}
+
+/// The first disagreement.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LockstepError {
+    /// Setting up the circuit failed.
+    #[error(transparent)]
+    Setup(#[from] HartError),
+    /// The two sides disagree.
+    #[error("mismatch after {instructions} instructions (interpreter pc {pc:#010x}): {what}")]
+    Mismatch { instructions: u64, pc: u32, what: String },
+}
+
+/// The circuit's fault code for an interpreter error, if the circuit stops at the same instruction.
+pub fn fault_of(e: &Rv32Error) -> Option<FaultCode> {
+    Some(match e {
+        Rv32Error::IllegalInstruction { .. } => FaultCode::IllegalInstruction,
+        Rv32Error::MemoryFault { access: Access::Load, .. } => FaultCode::LoadOutOfRam,
+        Rv32Error::MemoryFault { access: Access::Store, .. } => FaultCode::StoreOutOfRam,
+        Rv32Error::MemoryFault { access: Access::HostRead, .. } => FaultCode::WriteBufferOutOfRam,
+        Rv32Error::MisalignedJump { .. } => FaultCode::MisalignedJump,
+        Rv32Error::UnsupportedSyscall { .. } => FaultCode::UnsupportedSyscall,
+        _ => return None,
+    })
+}
+
+/// Run `cpu` and a circuit hart made from it side by side for at most `max_instructions` instructions.
+pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) -> Result<LockstepReport, LockstepError> {
+    let mut hart = CircuitHart::from_cpu(&cpu, opts)?;
+    let mut rep = LockstepReport { instructions: 0, steps: 0, output: Vec::new(), end: LockstepEnd::Limit };
+    let mismatch = |n: u64, pc: u32, what: String| LockstepError::Mismatch { instructions: n, pc, what };
+    while rep.instructions < max_instructions {
+        let pc = cpu.pc();
+        let ev = cpu.step();
+        let o = hart.step_instruction(MAX_STEPS_PER_INSTRUCTION);
+        rep.steps += o.steps as u64;
+        let n = rep.instructions;
+        match ev {
+            Ok(StepEvent::Exit { code }) => {
+                if o.exit != Some(code as u8) || !o.out.is_empty() {
+                    return Err(mismatch(n, pc, format!("interpreter exit {code}, circuit {o:?}")));
+                }
+                let h = hart.step();
+                rep.steps += 1;
+                if !h.halted {
+                    return Err(mismatch(n, pc, "circuit did not halt after EXIT".into()));
+                }
+                if hart.regs() != *cpu.regs() || hart.pc() != pc {
+                    return Err(mismatch(n, pc, "registers differ at exit".into()));
+                }
+                rep.instructions += 1;
+                rep.end = LockstepEnd::Exit(code as u8);
+                return Ok(rep);
+            }
+            Ok(StepEvent::Breakpoint { .. }) => {
+                if o.fault != Some(FaultCode::Breakpoint) {
+                    return Err(mismatch(n, pc, format!("interpreter EBREAK, circuit {o:?}")));
+                }
+                rep.end = LockstepEnd::Fault(FaultCode::Breakpoint);
+                return Ok(rep);
+            }
+            Ok(ev) => {
+                let want: &[u8] = match &ev {
+                    StepEvent::Write { data, .. } => data,
+                    _ => &[],
+                };
+                if o.fault == Some(FaultCode::JumpOutOfRam) {
+                    // The circuit stops at the jump; the interpreter at the next fetch.
+                    return match cpu.step() {
+                        Err(Rv32Error::MemoryFault { access: Access::Fetch, .. }) => {
+                            rep.end = LockstepEnd::Fault(FaultCode::JumpOutOfRam);
+                            Ok(rep)
+                        }
+                        other => Err(mismatch(n, pc, format!("circuit JumpOutOfRam, interpreter then {other:?}"))),
+                    };
+                }
+                if !o.retired || o.out != want {
+                    return Err(mismatch(n, pc, format!("interpreter {ev:?}, circuit {o:?}")));
+                }
+                rep.output.extend_from_slice(want);
+                if hart.pc() != cpu.pc() {
+                    return Err(mismatch(n, pc, format!("pc: interpreter {:#010x}, circuit {:#010x}", cpu.pc(), hart.pc())));
+                }
+                let (hr, cr) = (hart.regs(), *cpu.regs());
+                if hr != cr {
+                    let i = (0..32).find(|i| hr[*i] != cr[*i]).unwrap_or(0);
+                    return Err(mismatch(n, pc, format!("x{i}: interpreter {:#010x}, circuit {:#010x}", cr[i], hr[i])));
+                }
+                rep.instructions += 1;
+            }
+            Err(e) => {
+                let want = fault_of(&e);
+                if want.is_none() || o.fault != want || o.retired {
+                    return Err(mismatch(n, pc, format!("interpreter error {e}, circuit {o:?}")));
+                }
+                let h = hart.step();
+                rep.steps += 1;
+                if !h.halted {
+                    return Err(mismatch(n, pc, "circuit did not halt after FAULT".into()));
+                }
+                if hart.regs() != *cpu.regs() || hart.pc() != pc {
+                    return Err(mismatch(n, pc, "state changed by a faulting instruction".into()));
+                }
+                rep.end = LockstepEnd::Fault(want.expect("checked"));
+                return Ok(rep);
+            }
+        }
+    }
+    Ok(rep)
+}
