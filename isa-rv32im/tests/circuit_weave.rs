@@ -1,0 +1,102 @@
+//! The weaver's view of the RV32IM+Zba machine: geometry, layers, parameters and the critical path.
+//!
+//! The geometry comes from the weaver's passes up to allocation (cheap). The full `weaver::weave` (dense f32
+//! tensors) runs only when the parameter count fits `RV32_WEAVE_MAX_PARAMS` (default 500 million = 2 GB), so
+//! that this test never exhausts a shared machine; otherwise it prints what a full weave would need.
+
+use isa_api::Protocol;
+use isa_rv32im::circuit::{Rv32MachineOptions, rv32im_machine};
+use weaver::net::Source;
+
+fn max_params() -> usize {
+    std::env::var("RV32_WEAVE_MAX_PARAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(500_000_000)
+}
+
+fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
+    let desc = rv32im_machine(opts).unwrap();
+    let proto = Protocol::of(&desc);
+    let t0 = std::time::Instant::now();
+    let net = weaver::lower::lower(&desc, &proto).expect("lowers");
+    let sched = weaver::schedule::schedule(&net);
+    let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None).expect("allocates");
+    let cfg = weaver::emit::config(&alloc);
+    let g = alloc.geometry;
+    let params = cfg.parameter_count();
+    eprintln!(
+        "rv32im {} KiB: {} layers, hidden {}, intermediate {}, {} DeltaNet heads/layer (d_k {}, d_v {}), vocab {}, \
+         {} parameters ({:.1} GB dense f32), {} gates, {} memory reads, {} trace tokens per step ({:.1} s to allocate)",
+        opts.ram_size / 1024,
+        g.layers,
+        g.hidden,
+        g.intermediate,
+        g.heads,
+        g.dk,
+        g.dv,
+        g.vocab,
+        params,
+        params as f64 * 4e-9,
+        net.gates.len(),
+        net.reads.len(),
+        proto.step_fields.len() + 1,
+        t0.elapsed().as_secs_f64()
+    );
+    let units: Vec<usize> = alloc.layers.iter().map(|l| l.units.len()).collect();
+    let heads: Vec<usize> = alloc.layers.iter().map(|l| l.heads.len()).collect();
+    eprintln!("  MLP units per layer {units:?}\n  DeltaNet heads per layer {heads:?}");
+    // Where the memory reads sit, and the deepest gates (the critical path's tail).
+    for (i, r) in net.reads.iter().enumerate() {
+        eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
+    }
+    let mut gate_node = vec![0usize; net.gates.len()];
+    for (i, src) in net.nodes.iter().enumerate() {
+        if let Source::Gate(gi) = src {
+            gate_node[*gi as usize] = i;
+        }
+    }
+    let last = sched.gate_sublayer.iter().max().copied().unwrap_or(0);
+    let deep: Vec<&str> = (0..net.gates.len()).filter(|gi| sched.gate_sublayer[*gi] == last).take(8).map(|gi| net.names[gate_node[gi]].as_str()).collect();
+    eprintln!("  deepest gates (sublayer {last}): {deep:?}");
+    // The critical path, walked back from the deepest gate through its latest input.
+    let mut read_of_bit = std::collections::HashMap::new();
+    for (ri, r) in net.reads.iter().enumerate() {
+        for b in &r.bits {
+            read_of_bit.insert(*b as usize, ri);
+        }
+    }
+    let mut cur = (0..net.gates.len()).find(|gi| sched.gate_sublayer[*gi] == last).map(|gi| gate_node[gi]);
+    let mut path = Vec::new();
+    while let Some(n) = cur {
+        path.push(format!("{}@{}", net.names[n], sched.ready[n]));
+        let ins: Vec<usize> = match &net.nodes[n] {
+            Source::Gate(gi) => net.gates[*gi as usize].terms.iter().flat_map(|t| t.lin.iter().map(|(x, _)| *x as usize)).collect(),
+            Source::ReadBit { read, .. } => net.reads[*read as usize].addr.iter().map(|s| s.node as usize).collect(),
+            _ => vec![],
+        };
+        cur = ins.into_iter().max_by_key(|x| sched.ready[*x]);
+    }
+    if std::env::var_os("RV32_CRITICAL_PATH").is_some() {
+        eprintln!("  critical path (node@ready time): {}", path.join(" <- "));
+    }
+    let _ = read_of_bit;
+    if params <= max_params() {
+        let w = weaver::weave(&desc, &Default::default()).expect("weaves");
+        eprintln!("  woven: {}", w.report.render());
+        assert_eq!(w.report.tokens_per_step, proto.step_fields.len() + 1);
+    } else {
+        eprintln!("  full weave skipped: {params} parameters exceed RV32_WEAVE_MAX_PARAMS = {}", max_params());
+    }
+    (g.layers, proto.step_fields.len() + 1)
+}
+
+#[test]
+fn weaver_report_64k() {
+    let (layers, tokens) = report(&Rv32MachineOptions::default());
+    assert_eq!(tokens, 24);
+    assert!(layers >= 4, "{layers}");
+}
+
+#[test]
+#[ignore = "large: run with --ignored to see the 256 KiB geometry"]
+fn weaver_report_256k() {
+    report(&Rv32MachineOptions::ram_256k());
+}
