@@ -11,6 +11,7 @@
 pub mod allocate;
 pub mod emit;
 pub mod error;
+pub mod export;
 pub mod host;
 pub mod lower;
 pub mod manifest;

@@ -77,3 +77,45 @@ fn stress_program_lockstep_10k_steps() {
     eprintln!("compared {n} positions over {steps} steps, 0 mismatches ({:.0} model tokens/s incl. reference)", n as f64 / dt);
     assert!(steps >= 10_000, "{steps}");
 }
+
+/// Ablation: zeroing one weight the computation needs changes the trace. Two weights: the down_proj entry
+/// of one unit of `PC + 2` bit 1, and the out_proj entry that moves the ACC register head's bit 0 into the
+/// residual.
+#[test]
+fn ablation_of_one_needed_weight_changes_the_trace() {
+    use isa_api::examples::op::*;
+    let prog = [LDI, 7, OUT, 0, ADDI, 250, OUT, 0, ST, 0x40, LD, 0x40, ADD, 0x40, OUT, 0, HLT, 0];
+    let words: Vec<u64> = prog.iter().map(|b| *b as u64).collect();
+    let mut r = Reference::new(acc8());
+    r.load(0, 0, &words);
+    let want = r.run(100);
+    let w = woven();
+    let run = |weights: &backends::WeightMap| {
+        let model = SparseModel::new(&w.config, weights).unwrap();
+        let prompt = host::program_prompt(&w.protocol, 0, 0, &words);
+        let mut st = model.new_state();
+        host::run(&w.protocol, &prompt, 100, |t| model.step_argmax(&mut st, t)).unwrap().trace.generated
+    };
+    assert_eq!(run(&w.weights), want);
+    let a = &w.allocation;
+    // (1) MLP: a unit of the gate named "n5.bit1" (node 5 of acc8 is PC + 2).
+    let node = w.netlist.names.iter().position(|n| n == "n5.bit1").expect("PC+2 bit 1 is a gate");
+    let slot = a.slot_of[node];
+    let (l, u) = a.layers.iter().enumerate().find_map(|(l, la)| {
+        la.units.iter().position(|u| matches!(w.netlist.nodes[node], weaver::net::Source::Gate(g) if g == u.gate)).map(|u| (l, u))
+    }).unwrap();
+    let mut ab = w.weights.clone();
+    let t = ab.get_mut(&format!("model.layers.{l}.mlp.down_proj.weight")).unwrap();
+    assert_ne!(t.at2(slot, u), 0.0);
+    *t.at2_mut(slot, u) = 0.0;
+    assert_ne!(run(&ab), want, "ablating down_proj[{slot}, {u}] of layer {l} left the trace unchanged");
+    // (2) DeltaNet: the register head of ACC (layer 1), value entry of pattern 01 of group 0 -> ACC bit 0.
+    let h = a.layers[1].heads.iter().position(|h| h.name == "register ACC").unwrap();
+    let slot0 = a.slot_of[a.layers[1].heads[h].out[0] as usize];
+    let mut ab = w.weights.clone();
+    let t = ab.get_mut("model.layers.1.linear_attn.out_proj.weight").unwrap();
+    let col = h * w.config.linear_value_head_dim + 1;
+    assert_ne!(t.at2(slot0, col), 0.0);
+    *t.at2_mut(slot0, col) = 0.0;
+    assert_ne!(run(&ab), want, "ablating out_proj[{slot0}, {col}] of layer 1 left the trace unchanged");
+}
