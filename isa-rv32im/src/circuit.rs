@@ -10,36 +10,43 @@
 //! | item | kind | width | meaning |
 //! |---|---|---|---|
 //! | `PC` | register | log2(RAM/4) | word index of pc relative to the RAM base (RV32IM without C: pc is 4-aligned) |
-//! | `BUSY` | register | 6 | micro-step: 0 = an instruction retired this step; 1..=32 inside a multi-step instruction; 62 = stopping |
-//! | `X` | memory, 64 x 32 | | rows 0..31 = x0..x31 (row 0 is never written), row 32 = micro-code scratch |
+//! | `BUSY` | register | 8 | micro-step: 0 = an instruction retired this step; else inside a multi-step instruction; 255 = stopping |
+//! | `X` | memory, 64 x 32 | | rows 0..31 = x0..x31 (row 0 is never written), rows 32..35 = micro-code scratch |
 //! | `RAM0..RAM3` | memories, (RAM/4) x 8 | | byte lane i holds the bytes at addresses with `(addr - base) % 4 == i` |
 //! | `OUT` | port, 8 | | console byte (ECALL write, fd 1 or 2) |
 //! | `EXIT` | port, 8 | | exit status (`a0 & 0xff`, as the process status under qemu-riscv32) |
 //! | `FAULT` | port, 8 | | a [`FaultCode`]; the machine halts on the next step |
 //!
-//! Retire rule (no ISA knowledge needed): a step retired one instruction iff `BUSY` is 0 after it. A stop
-//! (exit, fault, EBREAK) is two steps: the first emits `EXIT` or `FAULT` and sets `BUSY = 62` without any other
+//! A step is 24 trace tokens with 8-bit chunks (PC 2, BUSY 1, X write 1 + 4, four lanes 3 each, three ports,
+//! STEP). Retire rule (no ISA knowledge needed): a step retired one instruction iff `BUSY` is 0 after it. A stop
+//! (exit, fault, EBREAK) is two steps: the first emits `EXIT` or `FAULT` and sets `BUSY = 255` without any other
 //! effect (pc stays at the ECALL/faulting instruction); the second is the single token `HALT`.
 //!
 //! # Multi-step instructions (micro-code inside the circuit; pc holds until the last step)
 //!
-//! - DIV/DIVU/REM/REMU: 33 steps. Magnitudes `|n|`, `|d|` are recomputed each step from rs1/rs2 (never written
-//!   during the sequence). Steps `BUSY = k` (k = 0..31) decide quotient bit `31 - k` by *trial multiplication*:
-//!   `T = Q | 1 << (31 - k)` is kept iff the 64-bit `T * |d| <= |n|` (the greedy bit-by-bit construction of
-//!   `floor(|n| / |d|)`); `Q` lives in scratch row `X[32]`. Step 32 computes `R = |n| - Q * |d|`, applies the
-//!   signs and writes rd. Division by zero gives `Q = 2^32 - 1`, `R = n` (Table 7.1) without a special case
-//!   except the sign of DIV's quotient; signed overflow (`-2^31 / -1`) falls out as `Q = 2^31` negated.
-//!   The 32x32 multiplier is shared with MUL/MULH/MULHSU/MULHU (restoring division would need 64 bits of
-//!   state, i.e. 8 more trace tokens on EVERY step; trial multiplication needs only the scratch row).
-//! - ECALL write (a7 = 64): one byte per step from `a1 + i` (`i` in scratch row `X[32]`) on `OUT`; the last
-//!   byte's step writes `a0 = len` and retires. The whole buffer is checked to lie in RAM on the first step (as
-//!   the interpreter does before writing anything). fd other than 1/2: `a0 = -EBADF` in one step; len 0: one step.
+//! - DIV/DIVU/REM/REMU: restoring division on magnitudes (Unpriv §7.2), one quotient bit per iteration, all
+//!   state in scratch rows of `X` (so no register widens the trace). Step `BUSY = 0` stores `|rs1|` (row N),
+//!   `BUSY = 1` stores `|rs2|` (row D); from `BUSY = 128` each iteration forms `2R + n[31-k]`, compares with
+//!   `|d|` and subtracts: DIV/DIVU spend two steps per bit (one writes the quotient row Q, the next the
+//!   remainder row R; both recompute the same quotient bit from the unchanged R, since one memory write per step
+//!   is allowed), REM/REMU one (remainder only). A final step reads Q or R, applies the sign and writes rd:
+//!   DIV/DIVU take 67 steps, REM/REMU 35. Division by zero gives `Q = 2^32 - 1` and `R = n` straight out of the
+//!   iteration (Table 7.1; DIV's quotient is not negated when the divisor is 0); signed overflow (`-2^31 / -1`)
+//!   gives `Q = 2^31`, not negated, and `R = 0`. Each iteration is three threshold levels deep, much shallower
+//!   than a combinational divider (about 32 subtract levels) or trial multiplication.
+//! - MUL/MULH/MULHSU/MULHU: combinational (`MulLo`/`MulHi`, one multiplier each); see the README section for
+//!   the weaver's depth of these.
+//! - ECALL write (a7 = 64): one byte per step from the address in scratch row N (a1 on the first step) on
+//!   `OUT`; the last byte's step writes `a0 = len` and retires. The whole buffer is checked to lie in RAM on the
+//!   first step (as the interpreter does before writing anything). fd other than 1/2: `a0 = -EBADF` in one step;
+//!   len 0: one step.
 //!
 //! # Deviations from the interpreter (documented, tested)
 //!
-//! - A jump, taken branch or fall-through whose target lies outside RAM faults AT the jump
-//!   ([`FaultCode::JumpOutOfRam`]): the circuit's pc is a RAM word index and cannot hold an address outside
-//!   RAM. The interpreter retires the jump and faults on the next fetch.
+//! - A jump, taken branch or fall-through whose target lies outside RAM stops the machine AT that instruction
+//!   ([`FaultCode::JumpOutOfRam`]) after committing its effects (the link register of JAL/JALR): the circuit's
+//!   pc is a RAM word index and cannot hold an address outside RAM. The interpreter retires the instruction and
+//!   faults on the next fetch; registers agree, pc differs.
 //! - EBREAK stops the machine with [`FaultCode::Breakpoint`] (qemu-riscv32 kills the process with SIGTRAP);
 //!   the interpreter reports it as a resumable event.
 //! - Exit and faults: pc stays at the ECALL / faulting instruction (the interpreter's pc moved past the exit).
@@ -76,12 +83,14 @@ pub mod port {
 }
 
 /// `BUSY` value of the step after an exit or fault: the machine halts.
-pub const BUSY_STOPPING: u64 = 62;
-const BUSY_BITS: u32 = 6;
+pub const BUSY_STOPPING: u64 = 255;
+const BUSY_BITS: u32 = 8;
 /// Linux `-EBADF`, returned by write(2) for fds other than 1 and 2.
 const NEG_EBADF: u64 = (-9i32) as u32 as u64;
 
-/// Why the circuit stopped, as emitted on the `FAULT` port.
+/// Why the circuit stopped. The `FAULT` port carries one bit per kind (the value of the code), so the circuit
+/// needs no priority logic; when several bits are set (e.g. an illegal word that also looks like a load out of
+/// RAM) the lowest one is the reason ([`FaultCode::from_value`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum FaultCode {
@@ -90,33 +99,35 @@ pub enum FaultCode {
     /// EBREAK (Unpriv §2.8).
     Breakpoint = 2,
     /// A load touched a byte outside RAM.
-    LoadOutOfRam = 3,
+    LoadOutOfRam = 4,
     /// A store touched a byte outside RAM.
-    StoreOutOfRam = 4,
+    StoreOutOfRam = 8,
     /// A jump or taken branch to an address that is not a multiple of 4 (Unpriv §2.5).
-    MisalignedJump = 5,
+    MisalignedJump = 16,
     /// A jump, taken branch or fall-through to an address outside RAM.
-    JumpOutOfRam = 6,
+    JumpOutOfRam = 32,
     /// The buffer of an ECALL write lies (partly) outside RAM.
-    WriteBufferOutOfRam = 7,
+    WriteBufferOutOfRam = 64,
     /// ECALL with a7 other than 64 (write), 93 (exit), 94 (exit_group).
-    UnsupportedSyscall = 8,
+    UnsupportedSyscall = 128,
 }
 
 impl FaultCode {
-    /// The code for a FAULT port value.
+    /// The reason for a FAULT port value: its lowest set bit. `None` for 0 or wider values.
     pub fn from_value(v: u64) -> Option<FaultCode> {
         use FaultCode::*;
-        Some(match v {
-            1 => IllegalInstruction,
-            2 => Breakpoint,
-            3 => LoadOutOfRam,
-            4 => StoreOutOfRam,
-            5 => MisalignedJump,
-            6 => JumpOutOfRam,
-            7 => WriteBufferOutOfRam,
-            8 => UnsupportedSyscall,
-            _ => return None,
+        if v == 0 || v > 0xff {
+            return None;
+        }
+        Some(match v.trailing_zeros() {
+            0 => IllegalInstruction,
+            1 => Breakpoint,
+            2 => LoadOutOfRam,
+            3 => StoreOutOfRam,
+            4 => MisalignedJump,
+            5 => JumpOutOfRam,
+            6 => WriteBufferOutOfRam,
+            _ => UnsupportedSyscall,
         })
     }
 }
@@ -192,7 +203,8 @@ pub enum CircuitError {
     RamBase { base: u32, size: u32 },
 }
 
-/// A [`CircuitBuilder`] with word-level helpers.
+/// A [`CircuitBuilder`] with word-level helpers that keep the woven logic shallow: in the weaver an `Eq`/`Ne`
+/// over at most 16 bits, a `Mux` and a binary `And`/`Or` are one threshold layer; `AndOr` is two.
 struct B {
     b: CircuitBuilder,
 }
@@ -207,28 +219,76 @@ impl B {
         let c = self.k(w, v);
         self.b.eq(x, c)
     }
-    fn and1(&mut self, xs: &[NodeId]) -> NodeId {
-        let mut acc = xs[0];
-        for x in &xs[1..] {
-            acc = self.b.and(acc, *x);
-        }
-        acc
+    fn nek(&mut self, x: NodeId, v: u64) -> NodeId {
+        let w = self.b.width(x);
+        let c = self.k(w, v);
+        self.b.cmp(CmpKind::Ne, x, c)
     }
-    /// OR of 1-bit signals (one AND-OR gate).
-    fn or1(&mut self, xs: &[NodeId]) -> NodeId {
-        let one = self.k(1, 1);
-        let cases: Vec<(NodeId, NodeId)> = xs.iter().map(|x| (*x, one)).collect();
-        self.b.and_or(1, &cases)
+    fn ltk(&mut self, x: NodeId, v: u64) -> NodeId {
+        let w = self.b.width(x);
+        let c = self.k(w, v);
+        self.b.cmp(CmpKind::Ltu, x, c)
+    }
+    /// OR of 1-bit signals: one `Ne 0` per 16 inputs.
+    fn any(&mut self, xs: &[NodeId]) -> NodeId {
+        if xs.len() == 1 {
+            return xs[0];
+        }
+        if xs.len() <= 16 {
+            let c = self.b.concat(xs);
+            return self.nek(c, 0);
+        }
+        let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.any(c)).collect();
+        self.any(&parts)
+    }
+    /// AND of 1-bit signals: one `Eq all-ones` per 16 inputs.
+    fn all(&mut self, xs: &[NodeId]) -> NodeId {
+        if xs.len() == 1 {
+            return xs[0];
+        }
+        if xs.len() <= 16 {
+            let c = self.b.concat(xs);
+            return self.eqk(c, (1u64 << xs.len()) - 1);
+        }
+        let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.all(c)).collect();
+        self.all(&parts)
     }
     fn not(&mut self, x: NodeId) -> NodeId {
         self.b.not(x)
+    }
+    fn and(&mut self, x: NodeId, y: NodeId) -> NodeId {
+        self.b.and(x, y)
+    }
+    /// `sel ? if1 : if0`.
+    fn sel(&mut self, sel: NodeId, if1: NodeId, if0: NodeId) -> NodeId {
+        self.b.mux(sel, if0, if1)
     }
     fn neg(&mut self, x: NodeId) -> NodeId {
         let w = self.b.width(x);
         let z = self.k(w, 0);
         self.b.sub(z, x)
     }
+    fn slice(&mut self, x: NodeId, lo: u32, w: u32) -> NodeId {
+        self.b.slice(x, lo, w)
+    }
 }
+
+/// Scratch rows of the register-file memory used by micro-code.
+mod scratch {
+    /// |dividend| (division); the current byte address (ECALL write).
+    pub const N: u64 = 32;
+    /// |divisor|.
+    pub const D: u64 = 33;
+    /// Partial remainder.
+    pub const R: u64 = 34;
+    /// Partial quotient.
+    pub const Q: u64 = 35;
+}
+
+/// `BUSY` values of the division micro-code: steps 0 (store |n|) and 1 (store |d|), then iterations from
+/// `DIV_ITER` (DIV/DIVU: a quotient step and a remainder step per bit, `DIV_ITER..DIV_ITER + 64`; REM/REMU: a
+/// remainder step per bit, `DIV_ITER..DIV_ITER + 32`), then the final step that writes rd.
+const DIV_ITER: u64 = 128;
 
 /// Build the RV32IM+Zba machine.
 pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitError> {
@@ -236,6 +296,9 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let aw = opts.lane_addr_width();
     let base = opts.ram_base as u64;
     let size = opts.ram_size as u64;
+    // With the base a multiple of the size, RAM offsets are the low bits of an address and "in RAM" is one
+    // equality on the high bits; otherwise the base is subtracted.
+    let aligned_base = base % size == 0;
     let mut s = B { b: CircuitBuilder::new() };
     let s = &mut s;
 
@@ -248,17 +311,17 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // ---- fetch (Unpriv §1.5: little-endian 32-bit parcel at pc) -------------------------------------------
     let lanes_f: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, pc)).collect();
     let w = s.b.concat(&lanes_f);
-    let opc = s.b.slice(w, 0, 7);
-    let rd = s.b.slice(w, 7, 5);
-    let f3 = s.b.slice(w, 12, 3);
-    let rs1 = s.b.slice(w, 15, 5);
-    let rs2 = s.b.slice(w, 20, 5);
-    let f7 = s.b.slice(w, 25, 7);
-    let key10 = s.b.concat(&[opc, f3]);
-    let key17 = s.b.concat(&[opc, f3, f7]);
+    let op5 = s.slice(w, 2, 5); // opcode[6:2]; opcode[1:0] must be 11 (checked in `legal`)
+    let rd = s.slice(w, 7, 5);
+    let f3 = s.slice(w, 12, 3);
+    let rs1 = s.slice(w, 15, 5);
+    let rs2 = s.slice(w, 20, 5);
+    let f7 = s.slice(w, 25, 7);
+    let key8 = s.b.concat(&[op5, f3]);
+    let key15 = s.b.concat(&[op5, f3, f7]);
 
     // ---- register reads (committed state at the start of the step) ---------------------------------------
-    let rd_addr = s.b.zext(rd, 6);
+    let rd6 = s.b.zext(rd, 6);
     let rs1_addr = s.b.zext(rs1, 6);
     let rs2_addr = s.b.zext(rs2, 6);
     let a = s.b.load(mem::X, 32, rs1_addr);
@@ -267,32 +330,36 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let ad = s.k(6, r);
         s.b.load(mem::X, 32, ad)
     };
-    let scratch = rowk(s, mem::SCRATCH_ROW);
+    let s_n = rowk(s, scratch::N);
+    let s_d = rowk(s, scratch::D);
+    let s_r = rowk(s, scratch::R);
+    let s_q = rowk(s, scratch::Q);
     let a0 = rowk(s, 10);
     let a1 = rowk(s, 11);
     let a2 = rowk(s, 12);
     let a7 = rowk(s, 17);
 
-    // ---- decode: one parallel equality per instruction (Unpriv Table 24.2) --------------------------------
-    let k10 = |s: &mut B, op: u64, f3: u64| s.eqk(key10, op | f3 << 7);
-    let k17 = |s: &mut B, op: u64, f3: u64, f7: u64| s.eqk(key17, op | f3 << 7 | f7 << 10);
-    let is_lui = s.eqk(opc, 0x37);
-    let is_auipc = s.eqk(opc, 0x17);
-    let is_jal = s.eqk(opc, 0x6f);
-    let is_jalr = k10(s, 0x67, 0);
-    let br: Vec<NodeId> = [0u64, 1, 4, 5, 6, 7].iter().map(|f| k10(s, 0x63, *f)).collect();
-    let ld: Vec<NodeId> = [0u64, 1, 2, 4, 5].iter().map(|f| k10(s, 0x03, *f)).collect(); // lb lh lw lbu lhu
-    let st: Vec<NodeId> = [0u64, 1, 2].iter().map(|f| k10(s, 0x23, *f)).collect(); // sb sh sw
-    let addi = k10(s, 0x13, 0);
-    let slti = k10(s, 0x13, 2);
-    let sltiu = k10(s, 0x13, 3);
-    let xori = k10(s, 0x13, 4);
-    let ori = k10(s, 0x13, 6);
-    let andi = k10(s, 0x13, 7);
-    let slli = k17(s, 0x13, 1, 0);
-    let srli = k17(s, 0x13, 5, 0);
-    let srai = k17(s, 0x13, 5, 0x20);
-    let rr = |s: &mut B, f7: u64, f3: u64| k17(s, 0x33, f3, f7);
+    // ---- decode: one parallel equality per instruction (Unpriv Table 24.2; opcode >> 2 below) -------------
+    let k8 = |s: &mut B, op: u64, f3: u64| s.eqk(key8, op >> 2 | f3 << 5);
+    let k15 = |s: &mut B, op: u64, f3: u64, f7: u64| s.eqk(key15, op >> 2 | f3 << 5 | f7 << 8);
+    let is_lui = s.eqk(op5, 0x37 >> 2);
+    let is_auipc = s.eqk(op5, 0x17 >> 2);
+    let is_jal = s.eqk(op5, 0x6f >> 2);
+    let is_jalr = k8(s, 0x67, 0);
+    let is_sys = s.eqk(op5, 0x73 >> 2);
+    let br: Vec<NodeId> = [0u64, 1, 4, 5, 6, 7].iter().map(|f| k8(s, 0x63, *f)).collect(); // beq bne blt bge bltu bgeu
+    let ld: Vec<NodeId> = [0u64, 1, 2, 4, 5].iter().map(|f| k8(s, 0x03, *f)).collect(); // lb lh lw lbu lhu
+    let st: Vec<NodeId> = [0u64, 1, 2].iter().map(|f| k8(s, 0x23, *f)).collect(); // sb sh sw
+    let addi = k8(s, 0x13, 0);
+    let slti = k8(s, 0x13, 2);
+    let sltiu = k8(s, 0x13, 3);
+    let xori = k8(s, 0x13, 4);
+    let ori = k8(s, 0x13, 6);
+    let andi = k8(s, 0x13, 7);
+    let slli = k15(s, 0x13, 1, 0);
+    let srli = k15(s, 0x13, 5, 0);
+    let srai = k15(s, 0x13, 5, 0x20);
+    let rr = |s: &mut B, f7: u64, f3: u64| k15(s, 0x33, f3, f7);
     let add = rr(s, 0, 0);
     let sub = rr(s, 0x20, 0);
     let sll = rr(s, 0, 1);
@@ -311,51 +378,58 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let sh1 = rr(s, 0x10, 2);
     let sh2 = rr(s, 0x10, 4);
     let sh3 = rr(s, 0x10, 6);
-    let is_fence = k10(s, 0x0f, 0);
+    let is_fence = k8(s, 0x0f, 0);
     let is_ecall = s.eqk(w, 0x0000_0073);
     let is_ebreak = s.eqk(w, 0x0010_0073);
-    let is_op = s.eqk(opc, 0x33);
-    let is_branch = s.or1(&br);
-    let is_load = s.or1(&ld);
-    let is_store = s.or1(&st);
-    let is_div = s.or1(&dv);
-    let mut all = vec![is_lui, is_auipc, is_jal, is_jalr, addi, slti, sltiu, xori, ori, andi, slli, srli, srai];
-    all.extend([add, sub, sll, slt, sltu, xor, srl, sra, or, and, mul, mulh, mulhsu, mulhu, sh1, sh2, sh3]);
-    all.extend([is_branch, is_load, is_store, is_div, is_fence, is_ecall, is_ebreak]);
-    let legal = s.or1(&all);
+    let is_op = s.eqk(op5, 0x33 >> 2);
+    let is_branch = s.any(&br);
+    let is_load = s.any(&ld);
+    let is_store = s.any(&st);
+    let is_div = s.any(&dv);
+    let rd_writers = [
+        is_lui, is_auipc, is_jal, is_jalr, addi, slti, sltiu, xori, ori, andi, slli, srli, srai, add, sub, sll, slt,
+        sltu, xor, srl, sra, or, and, mul, mulh, mulhsu, mulhu, sh1, sh2, sh3, is_load,
+    ];
+    let writes_rd = s.any(&rd_writers);
+    let legal = {
+        let any_instr = s.any(&[writes_rd, is_branch, is_store, is_div, is_fence, is_ecall, is_ebreak]);
+        let b0 = s.b.bit(w, 0);
+        let b1 = s.b.bit(w, 1);
+        s.all(&[any_instr, b0, b1])
+    };
     let illegal = s.not(legal);
 
     // ---- immediates (Unpriv §2.3) -----------------------------------------------------------------------------
     let imm_i = {
-        let x = s.b.slice(w, 20, 12);
+        let x = s.slice(w, 20, 12);
         s.b.sext(x, 32)
     };
     let imm_s = {
-        let lo = s.b.slice(w, 7, 5);
-        let hi = s.b.slice(w, 25, 7);
+        let lo = s.slice(w, 7, 5);
+        let hi = s.slice(w, 25, 7);
         let x = s.b.concat(&[lo, hi]);
         s.b.sext(x, 32)
     };
     let imm_b = {
         let z = s.k(1, 0);
-        let b1 = s.b.slice(w, 8, 4);
-        let b5 = s.b.slice(w, 25, 6);
-        let b11 = s.b.slice(w, 7, 1);
-        let b12 = s.b.slice(w, 31, 1);
+        let b1 = s.slice(w, 8, 4);
+        let b5 = s.slice(w, 25, 6);
+        let b11 = s.slice(w, 7, 1);
+        let b12 = s.slice(w, 31, 1);
         let x = s.b.concat(&[z, b1, b5, b11, b12]);
         s.b.sext(x, 32)
     };
     let imm_u = {
         let z = s.k(12, 0);
-        let hi = s.b.slice(w, 12, 20);
+        let hi = s.slice(w, 12, 20);
         s.b.concat(&[z, hi])
     };
     let imm_j = {
         let z = s.k(1, 0);
-        let b1 = s.b.slice(w, 21, 10);
-        let b11 = s.b.slice(w, 20, 1);
-        let b12 = s.b.slice(w, 12, 8);
-        let b20 = s.b.slice(w, 31, 1);
+        let b1 = s.slice(w, 21, 10);
+        let b11 = s.slice(w, 20, 1);
+        let b12 = s.slice(w, 12, 8);
+        let b20 = s.slice(w, 31, 1);
         let x = s.b.concat(&[z, b1, b11, b12, b20]);
         s.b.sext(x, 32)
     };
@@ -374,9 +448,28 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let pc_seq = s.b.add(pc, one_aw);
     let pc_last = s.eqk(pc, (1u64 << aw) - 1);
 
+    // Offset of a 32-bit address in RAM (aw + 2 bits) and whether the address is at or above base and below
+    // base + 2^(aw+2) (= base + size).
+    let ram_offset = |s: &mut B, addr: NodeId| -> (NodeId, NodeId) {
+        let hiw = 32 - (aw + 2);
+        if aligned_base {
+            let lo = s.slice(addr, 0, aw + 2);
+            let hi = s.slice(addr, aw + 2, hiw);
+            let ok = s.eqk(hi, base >> (aw + 2));
+            (lo, ok)
+        } else {
+            let bk = s.k(32, base);
+            let off = s.b.sub(addr, bk);
+            let lo = s.slice(off, 0, aw + 2);
+            let hi = s.slice(off, aw + 2, hiw);
+            let ok = s.eqk(hi, 0);
+            (lo, ok)
+        }
+    };
+
     // ---- ALU (Unpriv §2.4, Zba §2.1) ---------------------------------------------------------------------------
-    let op2 = s.b.mux(is_op, imm_i, bv);
-    let shamt = s.b.slice(op2, 0, 5);
+    let op2 = s.sel(is_op, bv, imm_i);
+    let shamt = s.slice(op2, 0, 5);
     let r_add = s.b.add(a, op2);
     let r_sub = s.b.sub(a, bv);
     let r_sll = s.b.shift(ShiftKind::Shl, a, shamt);
@@ -400,105 +493,144 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         })
         .collect();
     let r_auipc = s.b.add(pc_addr, imm_u);
+    // M (Unpriv §7.1): one multiplier per product.
+    let r_mul = s.b.mul_lo(a, bv);
+    let r_mulh = s.b.mul_hi(a, bv, true, true);
+    let r_mulhsu = s.b.mul_hi(a, bv, true, false);
+    let r_mulhu = s.b.mul_hi(a, bv, false, false);
 
-    // ---- division micro-code state (Unpriv §7.2) and the shared multiplier (§7.1) ---------------------------
+    // ---- division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows -----------
     let f3b0 = s.b.bit(f3, 0);
     let f3b1 = s.b.bit(f3, 1);
     let div_signed = s.not(f3b0); // DIV, REM
     let div_rem = f3b1; // REM, REMU
+    let div_quot = s.not(f3b1); // DIV, DIVU
     let a31 = s.b.bit(a, 31);
     let b31 = s.b.bit(bv, 31);
-    let sn = s.b.and(div_signed, a31);
-    let sd = s.b.and(div_signed, b31);
-    let na = s.neg(a);
-    let nb = s.neg(bv);
-    let un = s.b.mux(sn, a, na);
-    let ud = s.b.mux(sd, bv, nb);
-    let busy5 = s.b.slice(busy, 0, 5);
-    let div_final = s.eqk(busy, 32);
-    let div_trial_phase = s.not(div_final);
-    let q_in = {
-        let z = s.k(32, 0);
-        s.b.mux(busy0, scratch, z)
+    let sn = s.and(div_signed, a31);
+    let sd = s.and(div_signed, b31);
+    let mag_n = {
+        let na = s.neg(a);
+        s.sel(sn, na, a)
     };
-    let trial = {
-        let top = s.k(32, 1 << 31);
-        let bitk = s.b.shift(ShiftKind::Shr, top, busy5);
-        s.b.or(q_in, bitk)
+    let mag_d = {
+        let nb = s.neg(bv);
+        s.sel(sd, nb, bv)
     };
-    let m_x = {
-        let dx = s.b.mux(div_final, trial, scratch);
-        s.b.mux(is_div, a, dx)
+    let c1 = s.eqk(busy, 1);
+    let b7 = s.b.bit(busy, 7);
+    // First iteration (R = Q = 0): BUSY = DIV_ITER (REM) or DIV_ITER, DIV_ITER + 1 (DIV: Q then R step).
+    let c_first = {
+        let hi = s.slice(busy, 1, BUSY_BITS - 1);
+        let fq = s.eqk(hi, DIV_ITER >> 1);
+        let fr = s.eqk(busy, DIV_ITER);
+        s.sel(div_quot, fq, fr)
     };
-    let m_y = s.b.mux(is_div, bv, ud);
-    let p_lo = s.b.mul_lo(m_x, m_y);
-    let p_hi = s.b.mul_hi(m_x, m_y, false, false);
-    // Signed high parts from the unsigned one: hi_s = hi_u - [a<0]·b - [b<0]·a (mod 2^32).
+    let c_fin_q = s.eqk(busy, DIV_ITER + 64);
+    let c_fin_r = s.eqk(busy, DIV_ITER + 32);
+    let c_fin = s.sel(div_quot, c_fin_q, c_fin_r);
+    let not_fin = s.not(c_fin);
+    let iter = s.and(b7, not_fin);
+    let kq = s.slice(busy, 1, 5);
+    let kr = s.slice(busy, 0, 5);
+    let kk = s.sel(div_quot, kq, kr); // quotient bit 31 - k is decided now
+    let phase_r = {
+        let b0 = s.b.bit(busy, 0);
+        s.sel(div_quot, b0, b7)
+    };
     let z32 = s.k(32, 0);
-    let corr_a = s.b.mux(a31, z32, bv);
-    let corr_b = s.b.mux(b31, z32, a);
-    let corr_ab = s.b.add(corr_a, corr_b);
-    let r_mulh = s.b.sub(p_hi, corr_ab);
-    let r_mulhsu = s.b.sub(p_hi, corr_a);
-    let fits = {
-        let hz = s.eqk(p_hi, 0);
-        let le = s.b.cmp(CmpKind::Leu, p_lo, un);
-        s.b.and(hz, le)
+    let r_in = s.sel(c_first, z32, s_r);
+    let q_in = s.sel(c_first, z32, s_q);
+    let nb_bit = {
+        let sh = s.b.shift(ShiftKind::Shl, s_n, kk);
+        s.b.bit(sh, 31)
     };
-    let q_next = s.b.mux(fits, q_in, trial);
+    let r2 = s.b.concat(&[nb_bit, r_in]); // 2R + n[31-k], 33 bits
+    let d33 = s.b.zext(s_d, 33);
+    let q_bit = {
+        let lt = s.b.cmp(CmpKind::Ltu, r2, d33);
+        s.not(lt)
+    };
+    let r_next = {
+        let diff = s.b.sub(r2, d33);
+        let x = s.sel(q_bit, diff, r2);
+        s.slice(x, 0, 32)
+    };
+    let q_next = {
+        let hi = s.slice(q_in, 0, 31);
+        s.b.concat(&[q_bit, hi])
+    };
     let div_res = {
-        let r = s.b.sub(un, p_lo);
-        let mag = s.b.mux(div_rem, scratch, r);
-        let d_nz = {
-            let z = s.eqk(bv, 0);
-            s.not(z)
-        };
+        let mag = s.sel(div_rem, s_r, s_q);
+        let d_nz = s.nek(s_d, 0);
         let qs = s.b.xor(sn, sd);
-        let qneg = s.b.and(qs, d_nz);
-        let neg = s.b.mux(div_rem, qneg, sn);
+        let qneg = s.and(qs, d_nz);
+        let neg = s.sel(div_rem, sn, qneg);
         let nm = s.neg(mag);
-        s.b.mux(neg, mag, nm)
+        s.sel(neg, nm, mag)
     };
+    let d_c0 = s.and(is_div, busy0);
+    let d_c1 = s.and(is_div, c1);
+    let d_iter = s.and(is_div, iter);
+    let d_qstep = {
+        let nr = s.not(phase_r);
+        s.and(d_iter, nr)
+    };
+    let d_rstep = s.and(d_iter, phase_r);
+    let d_fin = s.and(is_div, c_fin);
+    let d_hold = s.any(&[d_c0, d_c1, d_iter]);
     let busy_inc = {
         let one = s.k(BUSY_BITS, 1);
         s.b.add(busy, one)
     };
+    let div_busy_next = {
+        let one = s.k(BUSY_BITS, 1);
+        let it = s.k(BUSY_BITS, DIV_ITER);
+        s.b.and_or(BUSY_BITS, &[(busy0, one), (c1, it), (b7, busy_inc)])
+    };
 
     // ---- ECALL (Unpriv §2.8; Linux syscall ABI of qemu-riscv32) -----------------------------------------------
-    let sys_write = {
-        let e = s.eqk(a7, 64);
-        s.b.and(is_ecall, e)
-    };
-    let sys_exit = {
+    // Every syscall condition is one AND over early signals (a7, a0, a2 and BUSY are ready long before the
+    // fetched word is decoded).
+    let e64 = s.eqk(a7, 64);
+    let ne64 = s.not(e64);
+    let e_exit = {
         let e93 = s.eqk(a7, 93);
         let e94 = s.eqk(a7, 94);
-        let e = s.b.or(e93, e94);
-        s.b.and(is_ecall, e)
+        s.b.or(e93, e94)
     };
-    let sys_bad = {
-        let known = s.b.or(sys_write, sys_exit);
-        let nk = s.not(known);
-        s.b.and(is_ecall, nk)
-    };
+    let ne_exit = s.not(e_exit);
+    let sys_exit = s.and(is_ecall, e_exit);
+    let sys_bad = s.all(&[is_ecall, ne64, ne_exit]);
     let fd_ok = {
         let f1 = s.eqk(a0, 1);
         let f2 = s.eqk(a0, 2);
         s.b.or(f1, f2)
     };
     let nfd = s.not(fd_ok);
-    let wr_badfd = s.b.and(sys_write, nfd);
-    let wr_ok = s.b.and(sys_write, fd_ok);
+    let wr_badfd = s.all(&[is_ecall, e64, nfd]);
     let len0 = s.eqk(a2, 0);
     let nlen0 = s.not(len0);
-    let wr_len0 = s.b.and(wr_ok, len0);
-    let wr_emit = s.b.and(wr_ok, nlen0);
-    let wr_i = q_in; // 0 on the first step, else the scratch row
-    let wr_i1 = {
+    let wr_len0 = s.all(&[is_ecall, e64, fd_ok, len0, busy0]);
+    // First step (BUSY = 0): store the last byte's address a1 + len - 1 in row D. Then one byte per step from
+    // the address a1 (BUSY = 1) or row N (BUSY = 2); the step whose address equals row D finishes.
+    let wr_init = s.all(&[is_ecall, e64, fd_ok, nlen0, busy0]);
+    let nbusy0 = s.not(busy0);
+    let wr_emit = s.all(&[is_ecall, e64, fd_ok, nbusy0]);
+    let wr_addr = s.sel(c1, a1, s_n);
+    let wr_addr1 = {
         let one = s.k(32, 1);
-        s.b.add(wr_i, one)
+        s.b.add(wr_addr, one)
     };
-    let wr_last = s.b.eq(wr_i1, a2);
+    let wr_end1 = {
+        let m1 = s.k(32, u32::MAX as u64);
+        let e = s.b.add(a1, a2);
+        s.b.add(e, m1)
+    };
+    let wr_last = s.b.eq(wr_addr, s_d);
     let wr_more = s.not(wr_last);
+    let wr_cont = s.all(&[is_ecall, e64, fd_ok, nbusy0, wr_more]);
+    let wr_done = s.all(&[is_ecall, e64, fd_ok, nbusy0, wr_last]);
     // Buffer [a1, a1 + len) inside RAM (checked on the first step): a1 >= base and a1 - base + len <= size.
     let buf_bad = {
         let a1x = s.b.zext(a1, 34);
@@ -510,73 +642,55 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let sk = s.k(34, size);
         let over = s.b.cmp(CmpKind::Ltu, sk, end);
         let bad = s.b.or(below, over);
-        let first = s.b.and(sys_write, fd_ok);
-        let first = s.b.and(first, busy0);
-        s.b.and(first, bad)
+        s.all(&[is_ecall, e64, fd_ok, busy0, bad])
     };
 
     // ---- effective address, range check, byte lanes (Unpriv §2.6) ---------------------------------------------
-    let ea_base = s.b.mux(is_ecall, a, a1);
-    let ea_off = {
-        let x = s.b.mux(is_store, imm_i, imm_s);
-        s.b.mux(is_ecall, x, wr_i)
-    };
-    let ea = s.b.add(ea_base, ea_off);
-    let off = {
-        let bk = s.k(32, base);
-        s.b.sub(ea, bk)
-    };
-    // Access size n: 1 (lb, lbu, sb, ecall byte), 2 (lh, lhu, sh), 4 (lw, sw): in range iff off < size - n + 1.
-    let sz2 = s.or1(&[ld[1], ld[4], st[1]]);
-    let sz4 = s.or1(&[ld[2], st[2]]);
-    let ok1 = {
-        let k = s.k(32, size);
-        s.b.cmp(CmpKind::Ltu, off, k)
-    };
-    let ok2 = {
-        let k = s.k(32, size - 1);
-        s.b.cmp(CmpKind::Ltu, off, k)
-    };
-    let ok4 = {
-        let k = s.k(32, size - 3);
-        s.b.cmp(CmpKind::Ltu, off, k)
-    };
-    let sz1 = {
-        let x = s.b.or(sz2, sz4);
-        s.not(x)
-    };
-    let in_ram = {
-        let c = [(sz1, ok1), (sz2, ok2), (sz4, ok4)];
-        s.b.and_or(1, &c)
-    };
-    let not_in_ram = s.not(in_ram);
-    let ld_bad = s.b.and(is_load, not_in_ram);
-    let st_bad = s.b.and(is_store, not_in_ram);
-    let row0 = s.b.slice(off, 2, aw);
-    let boff = s.b.slice(off, 0, 2);
-    let row1 = s.b.add(row0, one_aw);
+    // ECALL has rs1 = x0 and imm = 0, so one adder serves loads, stores and the write's byte address.
+    let st_bit = s.b.bit(w, 5); // opcode bit 5: STORE (0100011) vs LOAD (0000011)
+    let imm_ls = s.sel(st_bit, imm_s, imm_i);
+    let ea_x = s.sel(is_sys, wr_addr, imm_ls);
+    let ea = s.b.add(a, ea_x);
+    let (off, hi_ok) = ram_offset(s, ea);
+    let boff = s.slice(off, 0, 2);
+    // Lane i holds byte (i - boff) mod 4 of the access, in row (off + 3 - i) >> 2.
     let rows: Vec<NodeId> = (0..4u64)
         .map(|i| {
-            // lane i holds byte (i - boff) mod 4 of the access; it lies in the next row when i < boff.
-            let ik = s.k(2, i);
-            let next = s.b.cmp(CmpKind::Ltu, ik, boff);
-            s.b.mux(next, row0, row1)
+            let x = if i == 3 {
+                off
+            } else {
+                let c = s.k(aw + 2, 3 - i);
+                s.b.add(off, c)
+            };
+            s.slice(x, 2, aw)
         })
         .collect();
-    let lanes_d: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, rows[i as usize])).collect();
-    let raw = s.b.concat(&lanes_d);
+    let sz2 = s.any(&[ld[1], ld[4], st[1]]);
+    let sz4 = s.any(&[ld[2], st[2]]);
+    let is_ls = s.b.or(is_load, is_store);
+    let lanes: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, rows[i as usize])).collect();
+    let at: Vec<NodeId> = (0..4).map(|k| s.eqk(boff, k)).collect();
+    // Loaded values per byte offset k: byte j of the access is lane (k + j) mod 4.
+    let mut load_cases = Vec::new();
+    for k in 0..4usize {
+        let l = |j: usize| lanes[(k + j) % 4];
+        let half = s.b.concat(&[l(0), l(1)]);
+        let word = s.b.concat(&[l(0), l(1), l(2), l(3)]);
+        let vals = [s.b.sext(l(0), 32), s.b.sext(half, 32), word, s.b.zext(l(0), 32), s.b.zext(half, 32)];
+        for (t, v) in vals.into_iter().enumerate() {
+            let sel = s.and(ld[t], at[k]);
+            load_cases.push((sel, v));
+        }
+    }
+    let out_byte = {
+        let c: Vec<(NodeId, NodeId)> = (0..4).map(|k| (at[k], lanes[k])).collect();
+        s.b.and_or(8, &c)
+    };
+    // Store: lane i gets byte (i - boff) mod 4 of rs2, i.e. rs2 rotated left by 8·boff.
     let rot = {
         let z = s.k(3, 0);
         s.b.concat(&[z, boff])
     };
-    let lword = s.b.shift(ShiftKind::Rotr, raw, rot);
-    let lb8 = s.b.slice(lword, 0, 8);
-    let lh16 = s.b.slice(lword, 0, 16);
-    let r_lb = s.b.sext(lb8, 32);
-    let r_lh = s.b.sext(lh16, 32);
-    let r_lbu = s.b.zext(lb8, 32);
-    let r_lhu = s.b.zext(lh16, 32);
-    // Store: lane i gets byte (i - boff) mod 4 of rs2, i.e. rotate rs2 left by 8·boff.
     let sword = s.b.shift(ShiftKind::Rotl, bv, rot);
 
     // ---- control transfers (Unpriv §2.5) -----------------------------------------------------------------------
@@ -590,154 +704,154 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let c: Vec<(NodeId, NodeId)> = br.iter().zip([eq, ne, lt, ge, ltu, geu]).map(|(x, y)| (*x, y)).collect();
         s.b.and_or(1, &c)
     };
-    let jumps = s.or1(&[is_jal, is_jalr, taken]);
-    let t_base = s.b.mux(is_jalr, pc_addr, a);
-    let t_off = {
-        let x = s.b.mux(is_jal, imm_b, imm_j);
-        s.b.mux(is_jalr, x, imm_i)
+    let jumps = s.any(&[is_jal, is_jalr, taken]);
+    // pc-relative targets (JAL, branches) in the word-index domain: s = pc + imm/4, in RAM iff 0 <= s < 2^aw.
+    let rel_imm = s.sel(is_jal, imm_j, imm_b);
+    let ww = aw.max(20) + 2;
+    let (rel_pc, rel_ok) = {
+        let p = s.b.zext(pc, ww);
+        let i4 = s.slice(rel_imm, 2, ww);
+        let t = s.b.add(p, i4);
+        let hi = s.slice(t, aw, ww - aw);
+        let ok = s.eqk(hi, 0);
+        (s.slice(t, 0, aw), ok)
     };
-    let target = {
-        let t = s.b.add(t_base, t_off);
-        let hi = s.b.slice(t, 1, 31);
-        let z = s.k(1, 0);
-        s.b.concat(&[z, hi]) // JALR clears bit 0; B/J offsets are even anyway
-    };
-    let toff = {
-        let bk = s.k(32, base);
-        s.b.sub(target, bk)
-    };
-    let t_mis = s.b.bit(toff, 1);
-    let t_in = {
-        let k = s.k(32, size);
-        s.b.cmp(CmpKind::Ltu, toff, k)
-    };
-    let pc_jump = s.b.slice(toff, 2, aw);
-    let jmp_mis = s.b.and(jumps, t_mis);
+    let rel_mis = s.b.bit(rel_imm, 1);
+    // JALR: (rs1 + imm) with bit 0 cleared (bit 0 does not affect the word index or bit 1).
+    let jt = s.b.add(a, imm_i);
+    let jt_mis = s.b.bit(jt, 1);
+    let (jt_off, jt_ok) = ram_offset(s, jt);
+    let jt_pc = s.slice(jt_off, 2, aw);
+    let pc_jump = s.sel(is_jalr, jt_pc, rel_pc);
+    let t_mis = s.sel(is_jalr, jt_mis, rel_mis);
+    let t_ok = s.sel(is_jalr, jt_ok, rel_ok);
+    let jmp_mis = s.and(jumps, t_mis);
     let jmp_oor = {
-        let ok = s.not(t_in);
-        let al = s.not(t_mis);
-        s.and1(&[jumps, ok, al])
+        let nm = s.not(t_mis);
+        let no = s.not(t_ok);
+        s.all(&[jumps, nm, no])
     };
 
     // ---- step outcome ------------------------------------------------------------------------------------------
-    // Multi-step continuation (pc holds): a division's trial steps, a write with bytes left.
-    let div_trial = s.b.and(is_div, div_trial_phase);
-    let wr_cont = s.b.and(wr_emit, wr_more);
-    let holds = s.or1(&[div_trial, wr_cont, sys_exit]);
+    // pc holds during multi-step instructions and at an exit (whose next step halts).
+    let holds = s.any(&[d_hold, wr_init, wr_cont, sys_exit]);
     let advances = s.not(holds);
     let no_jump = s.not(jumps);
-    let seq_oor = s.and1(&[advances, no_jump, pc_last]);
-    let faults = [
-        (illegal, FaultCode::IllegalInstruction),
-        (is_ebreak, FaultCode::Breakpoint),
-        (ld_bad, FaultCode::LoadOutOfRam),
-        (st_bad, FaultCode::StoreOutOfRam),
-        (jmp_mis, FaultCode::MisalignedJump),
-        (jmp_oor, FaultCode::JumpOutOfRam),
-        (seq_oor, FaultCode::JumpOutOfRam),
-        (buf_bad, FaultCode::WriteBufferOutOfRam),
-        (sys_bad, FaultCode::UnsupportedSyscall),
-    ];
-    let fault_sigs: Vec<NodeId> = faults.iter().map(|f| f.0).collect();
-    let fault = s.or1(&fault_sigs);
-    let fault_code = {
-        // Only seq_oor can coincide with another fault (e.g. an illegal word in the last RAM word): the
-        // earlier entries take precedence by masking seq_oor.
-        let others: Vec<NodeId> = fault_sigs[..6].iter().chain(&fault_sigs[7..]).copied().collect();
-        let oth = s.or1(&others);
-        let noth = s.not(oth);
-        let seq_only = s.b.and(seq_oor, noth);
-        let mut c = Vec::new();
-        for (i, (sig, code)) in faults.iter().enumerate() {
-            let sel = if i == 6 { seq_only } else { *sig };
-            let v = s.k(8, *code as u64);
-            c.push((sel, v));
-        }
-        s.b.and_or(8, &c)
+    let seq_oor = s.all(&[advances, no_jump, pc_last]);
+    // Faults that suppress the instruction's effects (as the interpreter's errors do). A jump or fall-through
+    // out of RAM commits the instruction (link register included, as the interpreter retires it and then
+    // fails to fetch) and stops with pc at the instruction; so does a misaligned branch (no effects anyway).
+    let ok2 = s.nek(off, size - 1);
+    let ok4 = s.ltk(off, size - 3);
+    let nok2 = s.not(ok2);
+    let nok4 = s.not(ok4);
+    let nhi = s.not(hi_ok);
+    let ls_bad = [s.and(is_ls, nhi), s.and(sz2, nok2), s.and(sz4, nok4)];
+    let mis_jal = s.and(is_jal, rel_mis);
+    let mis_jalr = s.and(is_jalr, jt_mis);
+    let mut eff_conds = vec![illegal, is_ebreak, mis_jal, mis_jalr, buf_bad, sys_bad];
+    eff_conds.extend(&ls_bad);
+    let not_eff: Vec<NodeId> = eff_conds.iter().map(|c| s.not(*c)).collect();
+    // `raw` AND no effect-suppressing fault, in one threshold level.
+    let gate = |s: &mut B, raw: NodeId| {
+        let mut v = vec![raw];
+        v.extend(&not_eff);
+        s.all(&v)
     };
-    let nfault = s.not(fault);
-    let go = nfault; // the halt step (stopping) does nothing anyway
+    let mut stop_conds = eff_conds.clone();
+    stop_conds.extend([jmp_mis, jmp_oor, seq_oor]);
+    let fault = s.any(&stop_conds);
+    let fault_code = {
+        let lsb = s.any(&ls_bad);
+        let ldb = s.and(lsb, is_load);
+        let stb = s.and(lsb, is_store);
+        let jo = s.b.or(jmp_oor, seq_oor);
+        // Bit order = FaultCode values.
+        s.b.concat(&[illegal, is_ebreak, ldb, stb, jmp_mis, jo, buf_bad, sys_bad])
+    };
 
-    // rd value, one-hot over the instruction.
-    let r_link = link;
-    let ldv = [r_lb, r_lh, lword, r_lbu, r_lhu];
-    let mut cases: Vec<(NodeId, NodeId)> = vec![(is_lui, imm_u), (is_auipc, r_auipc), (is_jal, r_link), (is_jalr, r_link)];
-    for (i, l) in ld.iter().enumerate() {
-        cases.push((*l, ldv[i]));
-    }
+    // Register-file write: rd, a scratch row or a0, one-hot; data need not be gated (NONE when disabled).
+    let mut cases: Vec<(NodeId, NodeId)> = vec![(is_lui, imm_u), (is_auipc, r_auipc), (is_jal, link), (is_jalr, link)];
+    cases.extend(load_cases);
     cases.extend([(addi, r_add), (add, r_add), (sub, r_sub), (slti, r_slt), (slt, r_slt), (sltiu, r_sltu), (sltu, r_sltu)]);
     cases.extend([(xori, r_xor), (xor, r_xor), (ori, r_or), (or, r_or), (andi, r_and), (and, r_and)]);
     cases.extend([(slli, r_sll), (sll, r_sll), (srli, r_srl), (srl, r_srl), (srai, r_sra), (sra, r_sra)]);
-    cases.extend([(mul, p_lo), (mulh, r_mulh), (mulhsu, r_mulhsu), (mulhu, p_hi)]);
-    cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2])]);
-    let div_fin = s.b.and(is_div, div_final);
-    cases.push((div_fin, div_res));
-    let writes_rd: Vec<NodeId> = cases.iter().map(|c| c.0).collect();
-    let rd_val = s.b.and_or(32, &cases);
-    let wr_rd = s.or1(&writes_rd);
-    let rd_nz = {
-        let z = s.eqk(rd, 0);
-        s.not(z)
-    };
-    let we_rd = s.and1(&[wr_rd, rd_nz, go]);
-    // Scratch writes (continuing micro-code) and a0 writes (syscall results).
-    let we_scr_div = s.b.and(div_trial, go);
-    let we_scr_wr = s.b.and(wr_cont, go);
-    let wr_done = s.b.and(wr_emit, wr_last);
-    let a0_sel = s.or1(&[wr_badfd, wr_len0, wr_done]);
-    let we_a0 = s.b.and(a0_sel, go);
+    cases.extend([(mul, r_mul), (mulh, r_mulh), (mulhsu, r_mulhsu), (mulhu, r_mulhu)]);
+    cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2]), (d_fin, div_res)]);
     let ebadf = s.k(32, NEG_EBADF);
-    let a0_val = {
-        let c = [(wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)];
-        s.b.and_or(32, &c)
+    cases.extend([(d_c0, mag_n), (d_c1, mag_d), (d_qstep, q_next), (d_rstep, r_next)]);
+    cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
+    let x_data = s.b.and_or(32, &cases);
+    let to_rd = s.any(&[writes_rd, d_fin]);
+    let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done]);
+    let to_n = s.any(&[d_c0, wr_cont]);
+    let to_d = s.any(&[d_c1, wr_init]);
+    let x_addr = {
+        let kn = s.k(6, scratch::N);
+        let kd = s.k(6, scratch::D);
+        let kq = s.k(6, scratch::Q);
+        let kr = s.k(6, scratch::R);
+        let ka0 = s.k(6, 10);
+        s.b.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_qstep, kq), (d_rstep, kr), (to_a0, ka0)])
     };
-    let x_data = s.b.and_or(32, &[(we_rd, rd_val), (we_scr_div, q_next), (we_scr_wr, wr_i1), (we_a0, a0_val)]);
-    let scr_k = s.k(6, mem::SCRATCH_ROW);
-    let a0_k = s.k(6, 10);
-    let we_scr = s.b.or(we_scr_div, we_scr_wr);
-    let x_addr = s.b.and_or(6, &[(we_rd, rd_addr), (we_scr, scr_k), (we_a0, a0_k)]);
-    let we_x = s.or1(&[we_rd, we_scr, we_a0]);
+    let rd_nz = s.nek(rd, 0);
+    let to_rd_nz = s.and(to_rd, rd_nz);
+    let we_any = s.any(&[to_rd_nz, to_n, to_d, d_qstep, d_rstep, to_a0]);
+    let we_x = gate(s, we_any);
 
-    // Next pc.
-    let jump_go = s.and1(&[jumps, advances, go]);
-    let seq_go = s.and1(&[no_jump, advances, go]);
-    let stay = {
-        let mv = s.b.or(jump_go, seq_go);
-        s.not(mv)
+    // Next pc and BUSY.
+    // pc stays during multi-step instructions and at every stop; split by `jumps` so that the range checks of
+    // both kinds of target run in parallel with the branch comparison.
+    let stay_j = {
+        let jalr_bad = {
+            let n = s.not(jt_ok);
+            s.and(is_jalr, n)
+        };
+        let rel_bad = {
+            let n = s.not(rel_ok);
+            let nj = s.not(is_jalr);
+            s.and(nj, n)
+        };
+        // A jump never holds; of the effect faults only an illegal word can look like a jump.
+        s.any(&[illegal, jalr_bad, rel_bad, t_mis])
     };
-    let pc_next = s.b.and_or(aw, &[(jump_go, pc_jump), (seq_go, pc_seq), (stay, pc)]);
-    // Next BUSY.
-    let stop = s.b.or(fault, sys_exit);
-    let b_trial = s.b.and(we_scr_div, nfault);
-    let one6 = s.k(BUSY_BITS, 1);
+    let stay_s = {
+        let mut v = vec![holds, pc_last];
+        v.extend(&eff_conds);
+        s.any(&v)
+    };
+    let pc_j = s.sel(stay_j, pc, pc_jump);
+    let pc_s = s.sel(stay_s, pc, pc_seq);
+    let pc_next = s.sel(jumps, pc_j, pc_s);
+    let stop = {
+        let mut v = stop_conds.clone();
+        v.push(sys_exit);
+        s.any(&v)
+    };
+    let busy_norm = {
+        let one = s.k(BUSY_BITS, 1);
+        let two = s.k(BUSY_BITS, 2);
+        s.b.and_or(BUSY_BITS, &[(d_hold, div_busy_next), (wr_init, one), (wr_cont, two)])
+    };
     let stop_k = s.k(BUSY_BITS, BUSY_STOPPING);
-    let busy_next = s.b.and_or(BUSY_BITS, &[(b_trial, busy_inc), (we_scr_wr, one6), (stop, stop_k)]);
+    let busy_next = s.sel(stop, stop_k, busy_norm);
 
-    // Stores: lane i written iff (i - boff) mod 4 < n.
-    let st_go = s.b.and(is_store, go);
+    // Stores: lane i written iff (i - boff) mod 4 < n: SW always, SH when boff is i or i - 1, SB when boff is i.
+    let kind_off = s.b.concat(&[boff, st[0], st[1]]);
     for i in 0..4u64 {
-        let rel = {
-            let ik = s.k(2, i);
-            s.b.sub(ik, boff)
-        };
-        let c1 = s.eqk(rel, 0);
-        let c2 = {
-            let k2 = s.k(2, 2);
-            s.b.cmp(CmpKind::Ltu, rel, k2)
-        };
-        let en = s.b.and_or(1, &[(sz1, c1), (sz2, c2), (sz4, st_go)]);
-        let en = s.b.and(en, st_go);
-        let data = s.b.slice(sword, 8 * i as u32, 8);
+        let sb_i = s.eqk(kind_off, i | 1 << 2);
+        let sh_a = s.eqk(kind_off, i | 1 << 3);
+        let sh_b = s.eqk(kind_off, (i + 3) % 4 | 1 << 3);
+        let raw = s.any(&[st[2], sb_i, sh_a, sh_b]);
+        let en = gate(s, raw);
+        let data = s.slice(sword, 8 * i as u32, 8);
         s.b.mem_write(mem::RAM0 + i as u32, rows[i as usize], data, en);
     }
-    // Register-file write.
     s.b.mem_write(mem::X, x_addr, x_data, we_x);
-    // Ports.
-    let out_en = s.b.and(wr_emit, go);
-    let out_v = s.b.slice(lword, 0, 8);
-    s.b.output(port::OUT, out_v, out_en);
-    let exit_en = s.b.and(sys_exit, go);
-    let exit_v = s.b.slice(a0, 0, 8);
+    let out_en = gate(s, wr_emit);
+    s.b.output(port::OUT, out_byte, out_en);
+    let exit_en = gate(s, sys_exit);
+    let exit_v = s.slice(a0, 0, 8);
     s.b.output(port::EXIT, exit_v, exit_en);
     s.b.output(port::FAULT, fault_code, fault);
     s.b.set_next(reg::PC, pc_next);

@@ -97,7 +97,11 @@ pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) 
                     _ => &[],
                 };
                 if o.fault == Some(FaultCode::JumpOutOfRam) {
-                    // The circuit stops at the jump; the interpreter at the next fetch.
+                    // The circuit commits the jump (or last instruction) and stops with pc at it; the interpreter
+                    // retires it and fails on the next fetch.
+                    if !o.halted || hart.regs() != *cpu.regs() || hart.pc() != pc {
+                        return Err(mismatch(n, pc, format!("JumpOutOfRam: state differs or no halt ({o:?})")));
+                    }
                     return match cpu.step() {
                         Err(Rv32Error::MemoryFault { access: Access::Fetch, .. }) => {
                             rep.end = LockstepEnd::Fault(FaultCode::JumpOutOfRam);

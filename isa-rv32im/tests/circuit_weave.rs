@@ -78,6 +78,14 @@ fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
         eprintln!("  critical path (node@ready time): {}", path.join(" <- "));
     }
     let _ = read_of_bit;
+    if std::env::var_os("RV32_CRITICAL_PATH").is_some() {
+        // Ready time (sublayer) of every emitted field: which outputs set the depth.
+        let fr: Vec<String> = proto.step_fields.iter().zip(&net.outputs).map(|(f, o)| {
+            let t = o.bits.iter().chain(o.present.iter()).map(|x| sched.ready[x.node as usize]).max().unwrap_or(0);
+            format!("{}:{t}", proto.fields[*f as usize].name)
+        }).collect();
+        eprintln!("  field ready times: {}", fr.join(" "));
+    }
     if params <= max_params() {
         let w = weaver::weave(&desc, &Default::default()).expect("weaves");
         eprintln!("  woven: {}", w.report.render());
