@@ -256,3 +256,20 @@ fn stops_agree_with_the_interpreter() {
     let rep = lockstep(cpu, &opts(), 10).unwrap();
     assert_eq!(rep.end, LockstepEnd::Fault(FaultCode::JumpOutOfRam));
 }
+
+#[test]
+fn reference_trace_decoded_by_the_host_matches_the_interpreter() {
+    // The host-side decoder (`trace_lockstep`) that checks woven runs, fed the reference evaluator's tokens.
+    for name in ["hello", "muldiv", "isa_selftest"] {
+        let ex = isa_rv32im::examples::example(name).unwrap();
+        let cpu = load_elf(ex.elf, opts().interp_config()).unwrap();
+        let mut hart = CircuitHart::from_cpu(&cpu, &opts()).unwrap();
+        let tokens = hart.reference.run(10_000_000);
+        let rep = isa_rv32im::circuit_lockstep::trace_lockstep(&hart.reference.protocol, &tokens, cpu, &opts()).unwrap();
+        assert_eq!(rep.output, ex.expected_stdout, "{name}");
+        assert_eq!(rep.end, LockstepEnd::Exit(0), "{name}");
+        let n = tokens.iter().filter(|t| **t == hart.reference.protocol.step_token).count() as u64;
+        assert_eq!(rep.steps, n);
+        eprintln!("{name}: {} tokens, {} instructions compared from the trace", tokens.len(), rep.instructions);
+    }
+}
