@@ -14,6 +14,7 @@
 
 pub mod alu;
 pub mod circuit;
+pub mod circuit_config;
 pub mod circuit_lockstep;
 pub mod decode;
 pub mod elf;
