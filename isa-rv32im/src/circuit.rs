@@ -66,7 +66,8 @@ pub mod reg {
 pub mod mem {
     /// Integer register file x0..x31 plus scratch row 32.
     pub const X: u32 = 0;
-    /// Byte lane `i` of RAM is memory `RAM0 + i`.
+    /// Byte lane `i` of RAM is memory `RAM0 + i` ([`super::MemoryLayout::ByteLanes`]); with
+    /// [`super::MemoryLayout::Words`] memory `RAM0` is the whole RAM in 32-bit words.
     pub const RAM0: u32 = 1;
     /// Scratch row of `X` used by micro-code.
     pub const SCRATCH_ROW: u64 = 32;
@@ -147,6 +148,19 @@ impl std::fmt::Display for FaultCode {
     }
 }
 
+/// How RAM is held in the machine's memories.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemoryLayout {
+    /// Four byte lanes `RAM0..RAM3` (8-bit words, RAM/4 rows each): every access is one step (a misaligned
+    /// SW/SH writes each lane at most once). 24 trace tokens per step; the fetch reads four lanes.
+    #[default]
+    ByteLanes,
+    /// One memory `RAM` of 32-bit words (RAM/4 rows): sub-word stores are read-modify-write in the same step;
+    /// an access that crosses a word boundary takes two steps (the first word's part, then the second's).
+    /// 18 trace tokens per step and a quarter of the memory heads of `ByteLanes` in the woven network.
+    Words,
+}
+
 /// RAM geometry of the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rv32MachineOptions {
@@ -154,19 +168,21 @@ pub struct Rv32MachineOptions {
     pub ram_base: u32,
     /// RAM size in bytes: a power of two, 64 bytes ..= 64 MiB, `base + size <= 2^32`.
     pub ram_size: u32,
+    /// Memory organisation.
+    pub layout: MemoryLayout,
 }
 
 impl Default for Rv32MachineOptions {
     /// 64 KiB at 0x10000 (every example program fits).
     fn default() -> Self {
-        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 64 * 1024 }
+        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 64 * 1024, layout: MemoryLayout::ByteLanes }
     }
 }
 
 impl Rv32MachineOptions {
     /// 256 KiB at 0x10000 (the interpreter's default).
     pub fn ram_256k() -> Self {
-        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 256 * 1024 }
+        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 256 * 1024, layout: MemoryLayout::ByteLanes }
     }
 
     /// Check the geometry.
@@ -290,6 +306,14 @@ mod scratch {
 /// remainder step per bit, `DIV_ITER..DIV_ITER + 32`), then the final step that writes rd.
 const DIV_ITER: u64 = 128;
 
+/// Where the data access reads and writes RAM.
+enum DataPlan {
+    /// Byte lanes: the row of each lane.
+    Lanes { rows: Vec<NodeId> },
+    /// Words: the row read (and written) and the read-modify-write word.
+    Word { row: NodeId, data: NodeId },
+}
+
 /// Build the RV32IM+Zba machine.
 pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitError> {
     opts.validate()?;
@@ -309,8 +333,13 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let busy0 = s.eqk(busy, 0);
 
     // ---- fetch (Unpriv §1.5: little-endian 32-bit parcel at pc) -------------------------------------------
-    let lanes_f: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, pc)).collect();
-    let w = s.b.concat(&lanes_f);
+    let words = opts.layout == MemoryLayout::Words;
+    let w = if words {
+        s.b.load(mem::RAM0, 32, pc)
+    } else {
+        let lanes_f: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, pc)).collect();
+        s.b.concat(&lanes_f)
+    };
     let op5 = s.slice(w, 2, 5); // opcode[6:2]; opcode[1:0] must be 11 (checked in `legal`)
     let rd = s.slice(w, 7, 5);
     let f3 = s.slice(w, 12, 3);
@@ -653,45 +682,111 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let ea = s.b.add(a, ea_x);
     let (off, hi_ok) = ram_offset(s, ea);
     let boff = s.slice(off, 0, 2);
-    // Lane i holds byte (i - boff) mod 4 of the access, in row (off + 3 - i) >> 2.
-    let rows: Vec<NodeId> = (0..4u64)
-        .map(|i| {
-            let x = if i == 3 {
-                off
-            } else {
-                let c = s.k(aw + 2, 3 - i);
-                s.b.add(off, c)
-            };
-            s.slice(x, 2, aw)
-        })
-        .collect();
     let sz2 = s.any(&[ld[1], ld[4], st[1]]);
     let sz4 = s.any(&[ld[2], st[2]]);
     let is_ls = s.b.or(is_load, is_store);
-    let lanes: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, rows[i as usize])).collect();
     let at: Vec<NodeId> = (0..4).map(|k| s.eqk(boff, k)).collect();
-    // Loaded values per byte offset k: byte j of the access is lane (k + j) mod 4.
-    let mut load_cases = Vec::new();
-    for k in 0..4usize {
-        let l = |j: usize| lanes[(k + j) % 4];
-        let half = s.b.concat(&[l(0), l(1)]);
-        let word = s.b.concat(&[l(0), l(1), l(2), l(3)]);
-        let vals = [s.b.sext(l(0), 32), s.b.sext(half, 32), word, s.b.zext(l(0), 32), s.b.zext(half, 32)];
-        for (t, v) in vals.into_iter().enumerate() {
-            let sel = s.and(ld[t], at[k]);
-            load_cases.push((sel, v));
-        }
-    }
-    let out_byte = {
-        let c: Vec<(NodeId, NodeId)> = (0..4).map(|k| (at[k], lanes[k])).collect();
-        s.b.and_or(8, &c)
-    };
-    // Store: lane i gets byte (i - boff) mod 4 of rs2, i.e. rs2 rotated left by 8·boff.
+    // Store data: byte i of the access's word(s) is rs2 rotated left by 8·boff.
     let rot = {
         let z = s.k(3, 0);
         s.b.concat(&[z, boff])
     };
     let sword = s.b.shift(ShiftKind::Rotl, bv, rot);
+    let mut load_cases = Vec::new();
+    let out_byte;
+    // Words layout: the first step of an access crossing a word boundary (holds; a load saves the first word in
+    // scratch row N, a store writes the first word's bytes).
+    let mut ls_hold = None;
+    let mut ld_hold = None;
+    let mut word_read = None;
+    let data_plan;
+    if words {
+        let ph1 = s.and(is_ls, c1); // second step of a crossing access: the next word
+        let row0 = s.slice(off, 2, aw);
+        let z = s.k(aw, 0);
+        let row = s.b.add_c(row0, z, ph1);
+        let word = s.b.load(mem::RAM0, 32, row);
+        let wb: Vec<NodeId> = (0..4).map(|j| s.slice(word, 8 * j, 8)).collect();
+        let nb: Vec<NodeId> = (0..4).map(|j| s.slice(s_n, 8 * j, 8)).collect();
+        let cross = {
+            let x2 = s.and(sz2, at[3]);
+            let n0 = s.not(at[0]);
+            let x4 = s.and(sz4, n0);
+            s.b.or(x2, x4)
+        };
+        let hold = s.all(&[is_ls, cross, busy0]);
+        ld_hold = Some(s.and(is_load, hold));
+        ls_hold = Some(hold);
+        for k in 0..4usize {
+            for (t, n) in [1usize, 2, 4, 1, 2].into_iter().enumerate() {
+                // Byte j of the value: byte k + j of the first word (this step's word, or row N in the second
+                // step of a crossing load), then bytes of the second word.
+                let crossing = k + n > 4;
+                let bytes: Vec<NodeId> = (0..n).map(|j| if k + j < 4 { if crossing { nb[k + j] } else { wb[k + j] } } else { wb[k + j - 4] }).collect();
+                let raw = s.b.concat(&bytes);
+                let v = if t < 3 { s.b.sext(raw, 32) } else { s.b.zext(raw, 32) };
+                let sel = if crossing { s.all(&[ld[t], at[k], c1]) } else { s.and(ld[t], at[k]) };
+                load_cases.push((sel, v));
+            }
+        }
+        out_byte = {
+            let c: Vec<(NodeId, NodeId)> = (0..4).map(|k| (at[k], wb[k])).collect();
+            s.b.and_or(8, &c)
+        };
+        // Read-modify-write: byte i of the written word is new iff the access covers it in this step.
+        let key = s.b.concat(&[boff, c1]);
+        let mut new_bytes = Vec::new();
+        for i in 0..4usize {
+            let mut hits = Vec::new();
+            for (t, n) in [1usize, 2, 4].into_iter().enumerate() {
+                for k in 0..4usize {
+                    for p in 0..2usize {
+                        let covers = if p == 0 { k <= i && i < k + n } else { k + n > 4 && i < k + n - 4 };
+                        if covers {
+                            let kk = s.b.concat(&[key, st[t]]);
+                            hits.push(s.eqk(kk, (k | p << 2 | 1 << 3) as u64));
+                        }
+                    }
+                }
+            }
+            let m = s.any(&hits);
+            let nbyte = s.slice(sword, 8 * i as u32, 8);
+            new_bytes.push(s.sel(m, nbyte, wb[i]));
+        }
+        let new_word = s.b.concat(&new_bytes);
+        data_plan = DataPlan::Word { row, data: new_word };
+        word_read = Some(word);
+    } else {
+        // Lane i holds byte (i - boff) mod 4 of the access, in row (off + 3 - i) >> 2.
+        let rows: Vec<NodeId> = (0..4u64)
+            .map(|i| {
+                let x = if i == 3 {
+                    off
+                } else {
+                    let c = s.k(aw + 2, 3 - i);
+                    s.b.add(off, c)
+                };
+                s.slice(x, 2, aw)
+            })
+            .collect();
+        let lanes: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, rows[i as usize])).collect();
+        // Loaded values per byte offset k: byte j of the access is lane (k + j) mod 4.
+        for k in 0..4usize {
+            let l = |j: usize| lanes[(k + j) % 4];
+            let half = s.b.concat(&[l(0), l(1)]);
+            let word = s.b.concat(&[l(0), l(1), l(2), l(3)]);
+            let vals = [s.b.sext(l(0), 32), s.b.sext(half, 32), word, s.b.zext(l(0), 32), s.b.zext(half, 32)];
+            for (t, v) in vals.into_iter().enumerate() {
+                let sel = s.and(ld[t], at[k]);
+                load_cases.push((sel, v));
+            }
+        }
+        out_byte = {
+            let c: Vec<(NodeId, NodeId)> = (0..4).map(|k| (at[k], lanes[k])).collect();
+            s.b.and_or(8, &c)
+        };
+        data_plan = DataPlan::Lanes { rows };
+    }
 
     // ---- control transfers (Unpriv §2.5) -----------------------------------------------------------------------
     let taken = {
@@ -734,7 +829,9 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
 
     // ---- step outcome ------------------------------------------------------------------------------------------
     // pc holds during multi-step instructions and at an exit (whose next step halts).
-    let holds = s.any(&[d_hold, wr_init, wr_cont, sys_exit]);
+    let mut hold_sigs = vec![d_hold, wr_init, wr_cont, sys_exit];
+    hold_sigs.extend(ls_hold);
+    let holds = s.any(&hold_sigs);
     let advances = s.not(holds);
     let no_jump = s.not(jumps);
     let seq_oor = s.all(&[advances, no_jump, pc_last]);
@@ -773,6 +870,9 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // Register-file write: rd, a scratch row or a0, one-hot; data need not be gated (NONE when disabled).
     let mut cases: Vec<(NodeId, NodeId)> = vec![(is_lui, imm_u), (is_auipc, r_auipc), (is_jal, link), (is_jalr, link)];
     cases.extend(load_cases);
+    if let (Some(h), Some(wd)) = (ld_hold, word_read) {
+        cases.push((h, wd)); // first word of a crossing load -> row N
+    }
     cases.extend([(addi, r_add), (add, r_add), (sub, r_sub), (slti, r_slt), (slt, r_slt), (sltiu, r_sltu), (sltu, r_sltu)]);
     cases.extend([(xori, r_xor), (xor, r_xor), (ori, r_or), (or, r_or), (andi, r_and), (and, r_and)]);
     cases.extend([(slli, r_sll), (sll, r_sll), (srli, r_srl), (srl, r_srl), (srai, r_sra), (sra, r_sra)]);
@@ -782,9 +882,20 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     cases.extend([(d_c0, mag_n), (d_c1, mag_d), (d_qstep, q_next), (d_rstep, r_next)]);
     cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
     let x_data = s.b.and_or(32, &cases);
-    let to_rd = s.any(&[writes_rd, d_fin]);
+    let to_rd = {
+        let x = s.any(&[writes_rd, d_fin]);
+        match ld_hold {
+            Some(h) => {
+                let nh = s.not(h);
+                s.and(x, nh)
+            }
+            None => x,
+        }
+    };
     let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done]);
-    let to_n = s.any(&[d_c0, wr_cont]);
+    let mut n_sigs = vec![d_c0, wr_cont];
+    n_sigs.extend(ld_hold);
+    let to_n = s.any(&n_sigs);
     let to_d = s.any(&[d_c1, wr_init]);
     let x_addr = {
         let kn = s.k(6, scratch::N);
@@ -831,21 +942,34 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let busy_norm = {
         let one = s.k(BUSY_BITS, 1);
         let two = s.k(BUSY_BITS, 2);
-        s.b.and_or(BUSY_BITS, &[(d_hold, div_busy_next), (wr_init, one), (wr_cont, two)])
+        let mut c = vec![(d_hold, div_busy_next), (wr_init, one), (wr_cont, two)];
+        if let Some(h) = ls_hold {
+            c.push((h, one));
+        }
+        s.b.and_or(BUSY_BITS, &c)
     };
     let stop_k = s.k(BUSY_BITS, BUSY_STOPPING);
     let busy_next = s.sel(stop, stop_k, busy_norm);
 
-    // Stores: lane i written iff (i - boff) mod 4 < n: SW always, SH when boff is i or i - 1, SB when boff is i.
-    let kind_off = s.b.concat(&[boff, st[0], st[1]]);
-    for i in 0..4u64 {
-        let sb_i = s.eqk(kind_off, i | 1 << 2);
-        let sh_a = s.eqk(kind_off, i | 1 << 3);
-        let sh_b = s.eqk(kind_off, (i + 3) % 4 | 1 << 3);
-        let raw = s.any(&[st[2], sb_i, sh_a, sh_b]);
-        let en = gate(s, raw);
-        let data = s.slice(sword, 8 * i as u32, 8);
-        s.b.mem_write(mem::RAM0 + i as u32, rows[i as usize], data, en);
+    match &data_plan {
+        DataPlan::Lanes { rows } => {
+            // Stores: lane i written iff (i - boff) mod 4 < n: SW always, SH when boff is i or i - 1, SB when
+            // boff is i.
+            let kind_off = s.b.concat(&[boff, st[0], st[1]]);
+            for i in 0..4u64 {
+                let sb_i = s.eqk(kind_off, i | 1 << 2);
+                let sh_a = s.eqk(kind_off, i | 1 << 3);
+                let sh_b = s.eqk(kind_off, (i + 3) % 4 | 1 << 3);
+                let raw = s.any(&[st[2], sb_i, sh_a, sh_b]);
+                let en = gate(s, raw);
+                let data = s.slice(sword, 8 * i as u32, 8);
+                s.b.mem_write(mem::RAM0 + i as u32, rows[i as usize], data, en);
+            }
+        }
+        DataPlan::Word { row, data, .. } => {
+            let en = gate(s, is_store);
+            s.b.mem_write(mem::RAM0, *row, *data, en);
+        }
     }
     s.b.mem_write(mem::X, x_addr, x_data, we_x);
     let out_en = gate(s, wr_emit);
@@ -859,7 +983,11 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     s.b.halt(stopping);
 
     let mut memories = vec![MemoryDesc { name: "X".into(), word_width: 32, addr_width: 6 }];
-    memories.extend((0..4).map(|i| MemoryDesc { name: format!("RAM{i}"), word_width: 8, addr_width: aw }));
+    if words {
+        memories.push(MemoryDesc { name: "RAM".into(), word_width: 32, addr_width: aw });
+    } else {
+        memories.extend((0..4).map(|i| MemoryDesc { name: format!("RAM{i}"), word_width: 8, addr_width: aw }));
+    }
     let desc = MachineDesc::new(
         "rv32im",
         vec![RegisterDesc { name: "PC".into(), width: aw }, RegisterDesc { name: "BUSY".into(), width: BUSY_BITS }],
@@ -872,6 +1000,17 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         s.b.circuit.clone(),
     );
     Ok(desc)
+}
+
+/// RAM bytes (from the RAM base) as the words of the machine's RAM memories, in memory order from
+/// [`mem::RAM0`]: four byte lanes, or one memory of little-endian 32-bit words.
+pub fn ram_image(bytes: &[u8], layout: MemoryLayout) -> Vec<Vec<u64>> {
+    match layout {
+        MemoryLayout::ByteLanes => (0..4).map(|l| bytes.iter().skip(l).step_by(4).map(|b| *b as u64).collect()).collect(),
+        MemoryLayout::Words => {
+            vec![bytes.chunks(4).map(|c| c.iter().rev().fold(0u64, |a, b| a << 8 | *b as u64)).collect()]
+        }
+    }
 }
 
 /// A hart run by the reference evaluator straight from the circuit, with the host's view of the ports.
@@ -913,9 +1052,8 @@ impl CircuitHart {
         reference.state.regs[reg::PC as usize] = (pc_off / 4) as u64;
         let xs: Vec<u64> = cpu.regs().iter().map(|v| *v as u64).collect();
         reference.load(mem::X, 0, &xs);
-        for lane in 0..4u32 {
-            let bytes: Vec<u64> = ram.bytes().iter().skip(lane as usize).step_by(4).map(|b| *b as u64).collect();
-            reference.load(mem::RAM0 + lane, 0, &bytes);
+        for (m, words) in ram_image(ram.bytes(), opts.layout).iter().enumerate() {
+            reference.load(mem::RAM0 + m as u32, 0, words);
         }
         Ok(CircuitHart { reference, opts: *opts })
     }
@@ -954,7 +1092,10 @@ impl CircuitHart {
         if off >= self.opts.ram_size {
             return None;
         }
-        Some(self.reference.state.mems[(mem::RAM0 + off % 4) as usize][(off / 4) as usize] as u8)
+        Some(match self.opts.layout {
+            MemoryLayout::ByteLanes => self.reference.state.mems[(mem::RAM0 + off % 4) as usize][(off / 4) as usize] as u8,
+            MemoryLayout::Words => (self.reference.state.mems[mem::RAM0 as usize][(off / 4) as usize] >> (8 * (off % 4))) as u8,
+        })
     }
 
     /// One machine step.

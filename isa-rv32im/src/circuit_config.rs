@@ -111,7 +111,7 @@ impl Rv32Config {
 
     /// The machine options.
     pub fn options(&self) -> Rv32MachineOptions {
-        Rv32MachineOptions { ram_base: self.machine.ram_base, ram_size: self.machine.ram_size }
+        Rv32MachineOptions { ram_base: self.machine.ram_base, ram_size: self.machine.ram_size, ..Default::default() }
     }
 }
 

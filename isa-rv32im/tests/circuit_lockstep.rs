@@ -4,13 +4,18 @@
 
 mod common;
 use common::*;
-use isa_rv32im::circuit::{CircuitHart, FaultCode, Rv32MachineOptions, rv32im_machine};
+use isa_rv32im::circuit::{CircuitHart, FaultCode, MemoryLayout, Rv32MachineOptions, rv32im_machine};
 use isa_rv32im::circuit_lockstep::{LockstepEnd, lockstep};
 use isa_rv32im::examples::EXAMPLES;
 use isa_rv32im::{Config, Cpu, load_elf};
 
 fn opts() -> Rv32MachineOptions {
     Rv32MachineOptions::default()
+}
+
+/// Both memory layouts of the 64 KiB machine.
+fn layouts() -> [Rv32MachineOptions; 2] {
+    [opts(), Rv32MachineOptions { layout: MemoryLayout::Words, ..opts() }]
 }
 
 /// A 64 KiB machine with `prog` at the RAM base.
@@ -32,33 +37,45 @@ fn with_exit(body: &[u32]) -> Vec<u32> {
 
 #[test]
 fn machine_is_valid_for_both_ram_sizes_and_rejects_bad_geometry() {
-    for o in [Rv32MachineOptions::default(), Rv32MachineOptions::ram_256k()] {
+    let words = |o: Rv32MachineOptions| Rv32MachineOptions { layout: MemoryLayout::Words, ..o };
+    for o in [opts(), Rv32MachineOptions::ram_256k(), words(opts()), words(Rv32MachineOptions::ram_256k())] {
         let d = rv32im_machine(&o).unwrap();
         d.validate().unwrap();
         let p = isa_api::Protocol::of(&d);
-        // PC (2) + BUSY (1) + X write (1 + 4) + 4 lanes (2 + 1) + OUT + EXIT + FAULT + STEP = 24.
-        assert_eq!(p.step_fields.len() + 1, 24, "{}", o.ram_size);
+        // PC (2) + BUSY (1) + X write (1 + 4) + 4 lanes (2 + 1) or one word memory (2 + 4) + OUT + EXIT +
+        // FAULT + STEP.
+        let want = if o.layout == MemoryLayout::Words { 18 } else { 24 };
+        assert_eq!(p.step_fields.len() + 1, want, "{o:?}");
     }
-    assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0x10000, ram_size: 3000 }).is_err());
-    assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0x10002, ram_size: 4096 }).is_err());
-    assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0xffff_f000, ram_size: 8192 }).is_err());
+    assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0x10000, ram_size: 3000, ..Default::default() }).is_err());
+    assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0x10002, ram_size: 4096, ..Default::default() }).is_err());
+    assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0xffff_f000, ram_size: 8192, ..Default::default() }).is_err());
+}
+
+fn examples_in_lockstep(o: Rv32MachineOptions) {
+    let mut total = 0;
+    let mut steps = 0;
+    for ex in EXAMPLES {
+        let cpu = load_elf(ex.elf, o.interp_config()).unwrap();
+        let rep = lockstep(cpu, &o, 10_000_000).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
+        assert_eq!(rep.output, ex.expected_stdout, "{}", ex.name);
+        assert_eq!(rep.end, LockstepEnd::Exit(ex.status().unwrap() as u8), "{}", ex.name);
+        eprintln!("{:?} {:13} {:8} instructions, {:8} steps, 0 mismatches", o.layout, ex.name, rep.instructions, rep.steps);
+        total += rep.instructions;
+        steps += rep.steps;
+    }
+    eprintln!("{:?}: all examples: {total} instructions compared ({steps} circuit steps), 0 mismatches", o.layout);
+    assert_eq!(total, 533_946);
 }
 
 #[test]
 fn all_examples_in_lockstep() {
-    let mut total = 0;
-    let mut steps = 0;
-    for ex in EXAMPLES {
-        let cpu = load_elf(ex.elf, opts().interp_config()).unwrap();
-        let rep = lockstep(cpu, &opts(), 10_000_000).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
-        assert_eq!(rep.output, ex.expected_stdout, "{}", ex.name);
-        assert_eq!(rep.end, LockstepEnd::Exit(ex.status().unwrap() as u8), "{}", ex.name);
-        eprintln!("{:13} {:8} instructions, {:8} steps, 0 mismatches", ex.name, rep.instructions, rep.steps);
-        total += rep.instructions;
-        steps += rep.steps;
-    }
-    eprintln!("all examples: {total} instructions compared ({steps} circuit steps), 0 mismatches");
-    assert!(total > 500_000, "{total}");
+    examples_in_lockstep(opts());
+}
+
+#[test]
+fn all_examples_in_lockstep_words_layout() {
+    examples_in_lockstep(layouts()[1]);
 }
 
 #[test]
@@ -79,6 +96,7 @@ fn riscv_tests_vectors_on_the_circuit() {
     assert_eq!(vectors.len(), 471);
     let mut passed = 0;
     let mut failures = Vec::new();
+    for o in layouts() {
     for v in &vectors {
         let (kind, op) = (v["kind"].as_str().unwrap(), v["op"].as_str().unwrap());
         let a = v["a"].as_u64().unwrap() as u32;
@@ -92,9 +110,9 @@ fn riscv_tests_vectors_on_the_circuit() {
         let mut cpu = cpu64(&[instr, ri("addi", 0, 0, 0), ri("addi", 0, 0, 0)]);
         cpu.set_x(1, a);
         cpu.set_x(2, b as u32);
-        let mut hart = CircuitHart::from_cpu(&cpu, &opts()).unwrap();
-        let o = hart.step_instruction(100);
-        assert!(o.retired, "{op}: {o:?}");
+        let mut hart = CircuitHart::from_cpu(&cpu, &o).unwrap();
+        let out = hart.step_instruction(100);
+        assert!(out.retired, "{op}: {out:?}");
         let got = match kind {
             "rr" | "imm" => hart.x(3),
             _ => match hart.pc() - BASE {
@@ -106,21 +124,26 @@ fn riscv_tests_vectors_on_the_circuit() {
         if got == expected {
             passed += 1;
         } else {
-            failures.push(format!("{op} {a:#x}, {b:#x}: circuit {got:#x}, expected {expected:#x}"));
+            failures.push(format!("{:?} {op} {a:#x}, {b:#x}: circuit {got:#x}, expected {expected:#x}", o.layout));
         }
     }
-    eprintln!("riscv-tests vectors on the circuit: {passed}/471 passed");
+    }
+    eprintln!("riscv-tests vectors on the circuit: {passed}/942 passed (471 per memory layout)");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(passed, 471);
+    assert_eq!(passed, 942);
 }
 
 /// Runs a program in lockstep and returns the final circuit state check.
 fn run_lockstep(prog: &[u32], regs: &[(usize, u32)]) -> isa_rv32im::circuit_lockstep::LockstepReport {
+    run_lockstep_on(&opts(), prog, regs)
+}
+
+fn run_lockstep_on(o: &Rv32MachineOptions, prog: &[u32], regs: &[(usize, u32)]) -> isa_rv32im::circuit_lockstep::LockstepReport {
     let mut cpu = cpu64(prog);
     for (r, v) in regs {
         cpu.set_x(*r, *v);
     }
-    lockstep(cpu, &opts(), 100_000).unwrap()
+    lockstep(cpu, o, 100_000).unwrap_or_else(|e| panic!("{:?}: {e}", o.layout))
 }
 
 #[test]
@@ -172,6 +195,7 @@ fn every_load_store_width_sign_and_offset() {
     // Store a pattern, then load it back at every offset with every width: misaligned accesses included.
     let data = 0x2000u32; // offset in RAM
     let mut n = 0;
+    for o in layouts() {
     for st in ["sb", "sh", "sw"] {
         for off in 0..8 {
             for ld in ["lb", "lh", "lw", "lbu", "lhu"] {
@@ -185,14 +209,15 @@ fn every_load_store_width_sign_and_offset() {
                     body.push(store(st, 6, 5, off));
                     body.push(load(ld, 10, 5, loff));
                     body.push(load(ld, 11, 5, loff - 1 + 1));
-                    let rep = run_lockstep(&with_exit(&body), &[]);
+                    let rep = run_lockstep_on(&o, &with_exit(&body), &[]);
                     assert!(matches!(rep.end, LockstepEnd::Exit(_)), "{st}@{off} {ld}@{loff}");
                     n += 1;
                 }
             }
         }
     }
-    eprintln!("{n} store/load combinations in lockstep");
+    }
+    eprintln!("{n} store/load combinations in lockstep (both memory layouts)");
 }
 
 #[test]
@@ -214,9 +239,11 @@ fn console_write_syscall() {
         body.push(rr("add", 20 + fd, 10, 0));
     }
     body.extend(li(10, 42));
-    let rep = run_lockstep(&with_exit(&body), &[]);
-    assert_eq!(rep.output, b"helloh");
-    assert_eq!(rep.end, LockstepEnd::Exit(42));
+    for o in layouts() {
+        let rep = run_lockstep_on(&o, &with_exit(&body), &[]);
+        assert_eq!(rep.output, b"helloh");
+        assert_eq!(rep.end, LockstepEnd::Exit(42));
+    }
 }
 
 #[test]
@@ -246,8 +273,10 @@ fn stops_agree_with_the_interpreter() {
         // jalr to +8 lands after the padding: make the target an exit.
         prog.extend([ri("addi", 0, 0, 0), ri("addi", 0, 0, 0)]);
         let prog = with_exit(&[prog, li(10, 0).to_vec()].concat());
-        let rep = run_lockstep(&prog, &[]);
-        assert_eq!(&rep.end, want, "case {i}");
+        for o in layouts() {
+            let rep = run_lockstep_on(&o, &prog, &[]);
+            assert_eq!(&rep.end, want, "case {i} {:?}", o.layout);
+        }
     }
     // Fall-through past the last RAM word.
     let mut cpu = Cpu::new(Config { ram_base: BASE, ram_size: 64 * 1024 }).unwrap();

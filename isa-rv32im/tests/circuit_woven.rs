@@ -56,7 +56,7 @@ fn program() -> Vec<u32> {
 #[test]
 #[ignore = "weaves a ~1 G parameter network: run with --ignored"]
 fn woven_small_machine_runs_in_lockstep_with_the_reference() {
-    let opts = Rv32MachineOptions { ram_base: BASE, ram_size: 1024 };
+    let opts = Rv32MachineOptions { ram_base: BASE, ram_size: 1024, ..Default::default() };
     let desc = rv32im_machine(&opts).unwrap();
     let proto = isa_api::Protocol::of(&desc);
     let net = weaver::lower::lower(&desc, &proto).unwrap();
