@@ -152,12 +152,14 @@ impl std::fmt::Display for FaultCode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MemoryLayout {
     /// Four byte lanes `RAM0..RAM3` (8-bit words, RAM/4 rows each): every access is one step (a misaligned
-    /// SW/SH writes each lane at most once). 24 trace tokens per step; the fetch reads four lanes.
-    #[default]
+    /// SW/SH writes each lane at most once). 24 trace tokens per step; the fetch reads four lanes (4x the
+    /// DeltaNet heads of `Words`).
     ByteLanes,
     /// One memory `RAM` of 32-bit words (RAM/4 rows): sub-word stores are read-modify-write in the same step;
     /// an access that crosses a word boundary takes two steps (the first word's part, then the second's).
-    /// 18 trace tokens per step and a quarter of the memory heads of `ByteLanes` in the woven network.
+    /// 18 trace tokens per step and a quarter of the memory heads of `ByteLanes` in the woven network. The
+    /// default.
+    #[default]
     Words,
 }
 
@@ -175,14 +177,14 @@ pub struct Rv32MachineOptions {
 impl Default for Rv32MachineOptions {
     /// 64 KiB at 0x10000 (every example program fits).
     fn default() -> Self {
-        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 64 * 1024, layout: MemoryLayout::ByteLanes }
+        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 64 * 1024, layout: MemoryLayout::Words }
     }
 }
 
 impl Rv32MachineOptions {
     /// 256 KiB at 0x10000 (the interpreter's default).
     pub fn ram_256k() -> Self {
-        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 256 * 1024, layout: MemoryLayout::ByteLanes }
+        Rv32MachineOptions { ram_base: 0x1_0000, ram_size: 256 * 1024, layout: MemoryLayout::Words }
     }
 
     /// Check the geometry.
@@ -708,14 +710,16 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let word = s.b.load(mem::RAM0, 32, row);
         let wb: Vec<NodeId> = (0..4).map(|j| s.slice(word, 8 * j, 8)).collect();
         let nb: Vec<NodeId> = (0..4).map(|j| s.slice(s_n, 8 * j, 8)).collect();
-        let cross = {
-            let x2 = s.and(sz2, at[3]);
-            let n0 = s.not(at[0]);
-            let x4 = s.and(sz4, n0);
-            s.b.or(x2, x4)
+        // First step of a crossing access: (halfword at offset 3 or word at offset 1..3) and BUSY = 0, as
+        // equalities over (boff, half, word, busy0): two threshold levels after the address.
+        let crossing_first = |s: &mut B, half: NodeId, word: NodeId| {
+            let key = s.b.concat(&[boff, half, word, busy0]);
+            let pats: Vec<NodeId> = [3u64 | 1 << 2, 1 | 1 << 3, 2 | 1 << 3, 3 | 1 << 3].iter().map(|p| s.eqk(key, p | 1 << 4)).collect();
+            s.any(&pats)
         };
-        let hold = s.all(&[is_ls, cross, busy0]);
-        ld_hold = Some(s.and(is_load, hold));
+        let hold = crossing_first(s, sz2, sz4);
+        let ld_half = s.b.or(ld[1], ld[4]);
+        ld_hold = Some(crossing_first(s, ld_half, ld[2]));
         ls_hold = Some(hold);
         for k in 0..4usize {
             for (t, n) in [1usize, 2, 4, 1, 2].into_iter().enumerate() {
@@ -882,20 +886,9 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     cases.extend([(d_c0, mag_n), (d_c1, mag_d), (d_qstep, q_next), (d_rstep, r_next)]);
     cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
     let x_data = s.b.and_or(32, &cases);
-    let to_rd = {
-        let x = s.any(&[writes_rd, d_fin]);
-        match ld_hold {
-            Some(h) => {
-                let nh = s.not(h);
-                s.and(x, nh)
-            }
-            None => x,
-        }
-    };
+    let to_rd = s.any(&[writes_rd, d_fin]);
     let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done]);
-    let mut n_sigs = vec![d_c0, wr_cont];
-    n_sigs.extend(ld_hold);
-    let to_n = s.any(&n_sigs);
+    let to_n = s.any(&[d_c0, wr_cont]);
     let to_d = s.any(&[d_c1, wr_init]);
     let x_addr = {
         let kn = s.k(6, scratch::N);
@@ -903,11 +896,18 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let kq = s.k(6, scratch::Q);
         let kr = s.k(6, scratch::R);
         let ka0 = s.k(6, 10);
-        s.b.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_qstep, kq), (d_rstep, kr), (to_a0, ka0)])
+        let x = s.b.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_qstep, kq), (d_rstep, kr), (to_a0, ka0)]);
+        // The first step of a crossing load (words layout) saves the first word in row N instead of writing rd.
+        match ld_hold {
+            Some(h) => s.sel(h, kn, x),
+            None => x,
+        }
     };
     let rd_nz = s.nek(rd, 0);
     let to_rd_nz = s.and(to_rd, rd_nz);
-    let we_any = s.any(&[to_rd_nz, to_n, to_d, d_qstep, d_rstep, to_a0]);
+    let mut we_sigs = vec![to_rd_nz, to_n, to_d, d_qstep, d_rstep, to_a0];
+    we_sigs.extend(ld_hold);
+    let we_any = s.any(&we_sigs);
     let we_x = gate(s, we_any);
 
     // Next pc and BUSY.

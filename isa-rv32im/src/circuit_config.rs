@@ -5,12 +5,13 @@
 //! isa = "rv32im"        # or plugin = "path/to/libisa_rv32im.so"
 //! ram_base = 0x10000
 //! ram_size = 65536
+//! layout = "words"      # or "byte_lanes"
 //! [run]
 //! backend = "sparse"    # sparse | ndarray | wgpu
 //! max_steps = 100000000
 //! ```
 
-use crate::circuit::{CircuitError, Rv32MachineOptions};
+use crate::circuit::{CircuitError, MemoryLayout, Rv32MachineOptions};
 use serde::Deserialize;
 
 /// The `[machine]` table.
@@ -28,6 +29,20 @@ pub struct MachineSection {
     /// RAM size in bytes.
     #[serde(default = "default_size")]
     pub ram_size: u32,
+    /// `words` (default) or `byte_lanes`.
+    #[serde(default)]
+    pub layout: Layout,
+}
+
+/// Memory layout as written in the config.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// [`MemoryLayout::Words`].
+    #[default]
+    Words,
+    /// [`MemoryLayout::ByteLanes`].
+    ByteLanes,
 }
 
 fn default_base() -> u32 {
@@ -111,7 +126,14 @@ impl Rv32Config {
 
     /// The machine options.
     pub fn options(&self) -> Rv32MachineOptions {
-        Rv32MachineOptions { ram_base: self.machine.ram_base, ram_size: self.machine.ram_size, ..Default::default() }
+        Rv32MachineOptions {
+            ram_base: self.machine.ram_base,
+            ram_size: self.machine.ram_size,
+            layout: match self.machine.layout {
+                Layout::Words => MemoryLayout::Words,
+                Layout::ByteLanes => MemoryLayout::ByteLanes,
+            },
+        }
     }
 }
 
@@ -138,5 +160,7 @@ mod tests {
         let c = Rv32Config::parse("[machine]\nisa = \"rv32im\"\nram_size = 262144\n[run]\nbackend = \"ndarray\"\n").unwrap();
         assert_eq!(c.options(), Rv32MachineOptions::ram_256k());
         assert_eq!(c.run.backend, Backend::Ndarray);
+        let c = Rv32Config::parse("[machine]\nisa = \"rv32im\"\nlayout = \"byte_lanes\"\n").unwrap();
+        assert_eq!(c.options().layout, MemoryLayout::ByteLanes);
     }
 }

@@ -18,14 +18,15 @@ fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
     let t0 = std::time::Instant::now();
     let net = weaver::lower::lower(&desc, &proto).expect("lowers");
     let sched = weaver::schedule::schedule(&net);
-    let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None).expect("allocates");
+    let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None, false).expect("allocates");
     let cfg = weaver::emit::config(&alloc);
     let g = alloc.geometry;
     let params = cfg.parameter_count();
     eprintln!(
-        "rv32im {} KiB: {} layers, hidden {}, intermediate {}, {} DeltaNet heads/layer (d_k {}, d_v {}), vocab {}, \
+        "rv32im {} KiB {:?}: {} layers, hidden {}, intermediate {}, {} DeltaNet heads/layer (d_k {}, d_v {}), vocab {}, \
          {} parameters ({:.1} GB dense f32), {} gates, {} memory reads, {} trace tokens per step ({:.1} s to allocate)",
         opts.ram_size / 1024,
+        opts.layout,
         g.layers,
         g.hidden,
         g.intermediate,
@@ -99,6 +100,14 @@ fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
 #[test]
 fn weaver_report_64k() {
     let (layers, tokens) = report(&Rv32MachineOptions::default());
+    assert_eq!(tokens, 18);
+    assert!(layers >= 4, "{layers}");
+}
+
+#[test]
+fn weaver_report_64k_byte_lanes() {
+    let o = Rv32MachineOptions { layout: isa_rv32im::circuit::MemoryLayout::ByteLanes, ..Default::default() };
+    let (layers, tokens) = report(&o);
     assert_eq!(tokens, 24);
     assert!(layers >= 4, "{layers}");
 }
@@ -107,4 +116,5 @@ fn weaver_report_64k() {
 #[ignore = "large: run with --ignored to see the 256 KiB geometry"]
 fn weaver_report_256k() {
     report(&Rv32MachineOptions::ram_256k());
+    report(&Rv32MachineOptions { layout: isa_rv32im::circuit::MemoryLayout::ByteLanes, ..Rv32MachineOptions::ram_256k() });
 }

@@ -13,7 +13,7 @@ mod common;
 use common::*;
 use backends::sparse::SparseModel;
 use isa_api::Reference;
-use isa_rv32im::circuit::{Rv32MachineOptions, mem, port, rv32im_machine};
+use isa_rv32im::circuit::{MemoryLayout, Rv32MachineOptions, mem, port, ram_image, rv32im_machine};
 use weaver::host;
 
 fn program() -> Vec<u32> {
@@ -61,7 +61,7 @@ fn woven_small_machine_runs_in_lockstep_with_the_reference() {
     let proto = isa_api::Protocol::of(&desc);
     let net = weaver::lower::lower(&desc, &proto).unwrap();
     let sched = weaver::schedule::schedule(&net);
-    let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None).unwrap();
+    let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None, false).unwrap();
     let params = weaver::emit::config(&alloc).parameter_count();
     let limit: usize = std::env::var("RV32_WEAVE_MAX_PARAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(800_000_000);
     eprintln!("1 KiB machine: {params} parameters dense");
@@ -74,17 +74,14 @@ fn woven_small_machine_runs_in_lockstep_with_the_reference() {
     eprintln!("{}\nwoven in {:.1} s", woven.report.render(), t0.elapsed().as_secs_f64());
     let model = SparseModel::new(&woven.config, &woven.weights).expect("sparse model");
     drop(woven.weights);
-    // Program image: byte lanes of RAM.
-    let bytes: Vec<u8> = program().iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut lanes = vec![vec![0u64; 256]; 4];
-    for (i, b) in bytes.iter().enumerate() {
-        lanes[i % 4][i / 4] = *b as u64;
-    }
+    // Program image in the machine's RAM memories.
+    let mut bytes: Vec<u8> = program().iter().flat_map(|w| w.to_le_bytes()).collect();
+    bytes.resize(1024, 0);
     let mut prompt = Vec::new();
     let mut reference = Reference::new(desc.clone());
-    for (l, words) in lanes.iter().enumerate() {
-        prompt.extend(proto.load_tokens(mem::RAM0 + l as u32, 0, words));
-        reference.load(mem::RAM0 + l as u32, 0, words);
+    for (m, words) in ram_image(&bytes, opts.layout).iter().enumerate() {
+        prompt.extend(proto.load_tokens(mem::RAM0 + m as u32, 0, words));
+        reference.load(mem::RAM0 + m as u32, 0, words);
     }
     prompt.push(proto.step_token);
     let want = reference.run(10_000);
@@ -121,7 +118,11 @@ fn woven_small_machine_runs_in_lockstep_with_the_reference() {
 #[test]
 #[ignore = "weaves the 12.5 G parameter 64 KiB machine: run with --ignored"]
 fn woven_hello_64k_on_the_sparse_executor() {
-    let opts = Rv32MachineOptions::default();
+    let layout = match std::env::var("RV32_LAYOUT").as_deref() {
+        Ok("byte_lanes") => MemoryLayout::ByteLanes,
+        _ => MemoryLayout::Words,
+    };
+    let opts = Rv32MachineOptions { layout, ..Default::default() };
     let ex = isa_rv32im::examples::example("hello").unwrap();
     let desc = rv32im_machine(&opts).unwrap();
     let proto = isa_api::Protocol::of(&desc);
@@ -135,10 +136,9 @@ fn woven_hello_64k_on_the_sparse_executor() {
     assert_eq!(cpu.pc(), opts.ram_base, "registers reset to 0: the entry point must be the RAM base");
     let mut reference = Reference::new(desc.clone());
     let mut prompt = Vec::new();
-    for l in 0..4u32 {
-        let words: Vec<u64> = cpu.ram().bytes().iter().skip(l as usize).step_by(4).map(|b| *b as u64).collect();
-        prompt.extend(proto.load_tokens(mem::RAM0 + l, 0, &words));
-        reference.load(mem::RAM0 + l, 0, &words);
+    for (m, words) in ram_image(cpu.ram().bytes(), opts.layout).iter().enumerate() {
+        prompt.extend(proto.load_tokens(mem::RAM0 + m as u32, 0, words));
+        reference.load(mem::RAM0 + m as u32, 0, words);
     }
     let xs: Vec<u64> = cpu.regs().iter().map(|v| *v as u64).collect();
     prompt.extend(proto.load_tokens(mem::X, 0, &xs));
@@ -157,8 +157,9 @@ fn woven_hello_64k_on_the_sparse_executor() {
     assert_eq!(rep.output, ex.expected_stdout);
     assert_eq!(rep.end, isa_rv32im::circuit_lockstep::LockstepEnd::Exit(0));
     eprintln!(
-        "woven hello (64 KiB): {} prompt + {} generated tokens, {} steps, {} positions equal to the reference, \
+        "woven hello (64 KiB, {:?}): {} prompt + {} generated tokens, {} steps, {} positions equal to the reference, \
          {} instructions compared with the interpreter, 0 mismatches, {:.1} tokens/s",
+        opts.layout,
         prompt.len(),
         got.trace.generated.len(),
         got.steps,
