@@ -12,15 +12,23 @@
 //! | `PC` | register | log2(RAM/4) | word index of pc relative to the RAM base (RV32IM without C: pc is 4-aligned) |
 //! | `BUSY` | register | 8 | micro-step: 0 = an instruction retired this step; else inside a multi-step instruction; 255 = stopping |
 //! | `X` | memory, 64 x 32 | | rows 0..31 = x0..x31 (row 0 is never written), rows 32..35 = micro-code scratch |
-//! | `RAM0..RAM3` | memories, (RAM/4) x 8 | | byte lane i holds the bytes at addresses with `(addr - base) % 4 == i` |
+//! | `RAM` | memory, (RAM/4) x 32 | | [`MemoryLayout::Words`] (default): RAM as little-endian 32-bit words |
+//! | `RAM0..RAM3` | memories, (RAM/4) x 8 | | [`MemoryLayout::ByteLanes`]: lane i holds the bytes at `(addr - base) % 4 == i` |
 //! | `OUT` | port, 8 | | console byte (ECALL write, fd 1 or 2) |
 //! | `EXIT` | port, 8 | | exit status (`a0 & 0xff`, as the process status under qemu-riscv32) |
-//! | `FAULT` | port, 8 | | a [`FaultCode`]; the machine halts on the next step |
+//! | `FAULT` | port, 8 | | [`FaultCode`] bits; the machine halts on the next step |
 //!
-//! A step is 24 trace tokens with 8-bit chunks (PC 2, BUSY 1, X write 1 + 4, four lanes 3 each, three ports,
-//! STEP). Retire rule (no ISA knowledge needed): a step retired one instruction iff `BUSY` is 0 after it. A stop
-//! (exit, fault, EBREAK) is two steps: the first emits `EXIT` or `FAULT` and sets `BUSY = 255` without any other
-//! effect (pc stays at the ECALL/faulting instruction); the second is the single token `HALT`.
+//! A step is 18 trace tokens with 8-bit chunks (PC 2, BUSY 1, X write 1 + 4, RAM write 2 + 4, three ports,
+//! STEP); 24 with byte lanes (four lane writes of 2 + 1). Retire rule (no ISA knowledge needed): a step retired
+//! one instruction iff `BUSY` is 0 after it. A stop (exit, fault, EBREAK) is two steps: the first emits `EXIT`
+//! or `FAULT` and sets `BUSY = 255` (pc stays at the ECALL/faulting instruction); the second is the single
+//! token `HALT`.
+//!
+//! Loads and stores (Unpriv §2.6) of any width and alignment inside RAM succeed, as in qemu-riscv32 user mode.
+//! Words layout: a store merges its bytes into the word it reads in the same step (read-modify-write); an
+//! access that crosses a word boundary takes two steps (`BUSY` 0 then 1: the first word's bytes, then the next
+//! word's; a load keeps the first word in scratch row N). Byte lanes: every access is one step (each lane is
+//! written at most once).
 //!
 //! # Multi-step instructions (micro-code inside the circuit; pc holds until the last step)
 //!
@@ -193,7 +201,7 @@ impl Rv32MachineOptions {
         if !s.is_power_of_two() || !(64..=64 << 20).contains(&s) {
             return Err(CircuitError::RamSize(s));
         }
-        if self.ram_base % 4 != 0 || self.ram_base as u64 + s as u64 > 1 << 32 {
+        if !self.ram_base.is_multiple_of(4) || self.ram_base as u64 + s as u64 > 1 << 32 {
             return Err(CircuitError::RamBase { base: self.ram_base, size: s });
         }
         Ok(())
@@ -324,7 +332,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let size = opts.ram_size as u64;
     // With the base a multiple of the size, RAM offsets are the low bits of an address and "in RAM" is one
     // equality on the high bits; otherwise the base is subtracted.
-    let aligned_base = base % size == 0;
+    let aligned_base = base.is_multiple_of(size);
     let mut s = B { b: CircuitBuilder::new() };
     let s = &mut s;
 
@@ -740,7 +748,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         // Read-modify-write: byte i of the written word is new iff the access covers it in this step.
         let key = s.b.concat(&[boff, c1]);
         let mut new_bytes = Vec::new();
-        for i in 0..4usize {
+        for (i, old_byte) in wb.iter().enumerate() {
             let mut hits = Vec::new();
             for (t, n) in [1usize, 2, 4].into_iter().enumerate() {
                 for k in 0..4usize {
@@ -755,7 +763,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
             }
             let m = s.any(&hits);
             let nbyte = s.slice(sword, 8 * i as u32, 8);
-            new_bytes.push(s.sel(m, nbyte, wb[i]));
+            new_bytes.push(s.sel(m, nbyte, *old_byte));
         }
         let new_word = s.b.concat(&new_bytes);
         data_plan = DataPlan::Word { row, data: new_word };
@@ -959,7 +967,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
             for i in 0..4u64 {
                 let sb_i = s.eqk(kind_off, i | 1 << 2);
                 let sh_a = s.eqk(kind_off, i | 1 << 3);
-                let sh_b = s.eqk(kind_off, (i + 3) % 4 | 1 << 3);
+                let sh_b = s.eqk(kind_off, ((i + 3) % 4) | (1 << 3));
                 let raw = s.any(&[st[2], sb_i, sh_a, sh_b]);
                 let en = gate(s, raw);
                 let data = s.slice(sword, 8 * i as u32, 8);
@@ -1045,7 +1053,7 @@ impl CircuitHart {
             return Err(HartError::RamMismatch { base: ram.base(), size: ram.size() });
         }
         let pc_off = cpu.pc().wrapping_sub(opts.ram_base);
-        if cpu.pc() % 4 != 0 || pc_off >= opts.ram_size {
+        if !cpu.pc().is_multiple_of(4) || pc_off >= opts.ram_size {
             return Err(HartError::BadPc(cpu.pc()));
         }
         let mut reference = isa_api::Reference::new(desc);
