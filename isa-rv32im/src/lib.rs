@@ -16,6 +16,7 @@ pub mod alu;
 pub mod circuit;
 pub mod circuit_config;
 pub mod circuit_lockstep;
+pub mod circuit_plugin;
 pub mod decode;
 pub mod elf;
 pub mod error;
