@@ -122,6 +122,9 @@ pub struct Allocation {
     pub slot_of: Vec<usize>,
     pub layers: Vec<LayerAlloc>,
     pub geometry: Geometry,
+    /// Index of the layer whose token mixer is an (all-zero, exactly inert) full-attention layer, if any:
+    /// transformers' cache needs at least one attention layer to count positions.
+    pub attention_layer: Option<usize>,
 }
 
 impl Allocation {
@@ -140,7 +143,14 @@ fn pow4_at_least(n: usize) -> usize {
 }
 
 /// Allocate slots, units and heads; `fit` grows the minimal geometry to a requested one.
-pub fn allocate(net: &Netlist, sched: &Schedule, desc: &isa_api::MachineDesc, proto: &isa_api::Protocol, fit: Option<&Geometry>) -> Result<Allocation, WeaveError> {
+pub fn allocate(
+    net: &Netlist,
+    sched: &Schedule,
+    desc: &isa_api::MachineDesc,
+    proto: &isa_api::Protocol,
+    fit: Option<&Geometry>,
+    attention_layer: bool,
+) -> Result<Allocation, WeaveError> {
     let mut slots = Vec::new();
     let mut slot_of = vec![0usize; net.nodes.len()];
     for (i, src) in net.nodes.iter().enumerate() {
@@ -231,6 +241,17 @@ pub fn allocate(net: &Netlist, sched: &Schedule, desc: &isa_api::MachineDesc, pr
             });
         }
     }
+    // An inert full-attention layer: the last layer if its mixer is idle, else one more layer.
+    let mut att = None;
+    if attention_layer {
+        if layers.last().is_some_and(|l| l.heads.is_empty()) {
+            att = Some(layers.len() - 1);
+        } else {
+            layers.push(LayerAlloc::default());
+            att = Some(layers.len() - 1);
+        }
+    }
+    let nl = layers.len();
     let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
     let minimal = Geometry {
         layers: nl,
@@ -249,5 +270,5 @@ pub fn allocate(net: &Netlist, sched: &Schedule, desc: &isa_api::MachineDesc, pr
         slots.push(Slot { name: format!("pad{}", slots.len()), kind: SlotKind::Pad });
     }
     layers.resize(geometry.layers, LayerAlloc::default());
-    Ok(Allocation { slots, slot_of, layers, geometry })
+    Ok(Allocation { slots, slot_of, layers, geometry, attention_layer: att })
 }

@@ -30,6 +30,9 @@ pub fn config(a: &Allocation) -> Qwen35Config {
     c.intermediate_size = g.intermediate;
     c.num_hidden_layers = g.layers;
     c.layer_types = vec![LayerType::LinearAttention; g.layers];
+    if let Some(l) = a.attention_layer {
+        c.layer_types[l] = LayerType::FullAttention;
+    }
     c.num_attention_heads = 1;
     c.num_key_value_heads = 1;
     c.head_dim = 8;
@@ -103,6 +106,9 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
             w.insert(format!("{p}.mlp.gate_proj.weight"), gate);
             w.insert(format!("{p}.mlp.up_proj.weight"), up);
             w.insert(format!("{p}.mlp.down_proj.weight"), down);
+        }
+        if a.attention_layer == Some(l) {
+            continue; // all-zero attention: softmax over zero values, exactly 0 out
         }
         // DeltaNet
         let q = format!("{p}.linear_attn");

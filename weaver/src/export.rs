@@ -48,6 +48,13 @@ pub struct MachineConfig {
     pub plugin: Option<String>,
     #[serde(default)]
     pub geometry: Option<GeometryConfig>,
+    /// Include one inert full-attention layer so transformers can run the checkpoint (default true).
+    #[serde(default = "yes")]
+    pub hf_compatible: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Built-in machines by name.
@@ -95,7 +102,7 @@ impl MachineConfig {
 
     /// Weave options: the minimal geometry grown by the config's overrides.
     pub fn weave(&self, desc: &MachineDesc) -> Result<Woven, WeaveError> {
-        let minimal = weave(desc, &WeaveOptions::default())?;
+        let minimal = weave(desc, &WeaveOptions { fit: None, attention_layer: self.hf_compatible })?;
         let Some(g) = &self.geometry else { return Ok(minimal) };
         let m = minimal.allocation.geometry;
         let target = Geometry {
@@ -107,7 +114,7 @@ impl MachineConfig {
             dv: g.dv.unwrap_or(m.dv),
             vocab: g.vocab.unwrap_or(m.vocab),
         };
-        weave(desc, &WeaveOptions { fit: Some(target) })
+        weave(desc, &WeaveOptions { fit: Some(target), attention_layer: self.hf_compatible })
     }
 }
 

@@ -33,6 +33,9 @@ use isa_api::{MachineDesc, Protocol};
 pub struct WeaveOptions {
     /// Fit a given geometry instead of the minimal one (error naming what overflows).
     pub fit: Option<Geometry>,
+    /// Make one layer an inert full-attention layer (the last, if its mixer is idle; else one more layer),
+    /// which transformers' cache needs to count positions. Exported checkpoints set it.
+    pub attention_layer: bool,
 }
 
 /// A woven machine: the model and everything published with it.
@@ -55,7 +58,7 @@ pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveErro
     let protocol = Protocol::of(desc);
     let netlist = lower::lower(desc, &protocol)?;
     let schedule = schedule::schedule(&netlist);
-    let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref())?;
+    let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
     let config = emit::config(&allocation);
     config.validate().map_err(|e| WeaveError::Other(format!("woven config is invalid (weaver bug): {e}")))?;
     let weights = emit::emit(&netlist, &allocation, &protocol, &config);
