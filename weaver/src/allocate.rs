@@ -6,10 +6,12 @@
 //! embedding sets fresh slots to -1 and exactly one block later adds 0 or +2 (SSA), so every slot is ±1 at
 //! every layer boundary. Padding slots (when a larger hidden size is requested) hold +1.
 //!
-//! Heads (one key head per value head): layer 0 holds one staging head per field (constant key, written at
+//! Heads: layer 0 holds one staging head per field (constant key, written at
 //! that field's tokens); layer 1 one head per register (constant key, written at STEP); every memory read
 //! gets a head copy of its memory in the read's layer (`2^addr_width / d_k` heads when the memory has more
-//! rows than one head), written at the memory's commit tokens.
+//! rows than one head), written at the memory's commit tokens. Key heads are shared: all constant-key heads
+//! of a layer share key heads (`value_heads / key_heads` value heads each, like Qwen3.5's grouped keys), every
+//! address-keyed head gets a key head of its own.
 
 use crate::error::WeaveError;
 use crate::net::{Netlist, Sig, Source};
@@ -73,6 +75,9 @@ pub struct Head {
 pub struct LayerAlloc {
     pub units: Vec<Unit>,
     pub heads: Vec<Head>,
+    /// Key-head groups: group `g` is key head `g`; its value heads are `g * R + j` for the listed heads
+    /// (indices into `heads`, which share the group's key and query), `R = value_heads / key_heads`.
+    pub groups: Vec<Vec<usize>>,
 }
 
 /// Model geometry.
@@ -81,8 +86,10 @@ pub struct Geometry {
     pub layers: usize,
     pub hidden: usize,
     pub intermediate: usize,
-    /// DeltaNet key heads = value heads.
-    pub heads: usize,
+    /// DeltaNet key heads.
+    pub key_heads: usize,
+    /// DeltaNet value heads (a multiple of `key_heads`).
+    pub value_heads: usize,
     pub dk: usize,
     pub dv: usize,
     pub vocab: usize,
@@ -100,10 +107,20 @@ impl Geometry {
         chk("num_hidden_layers", self.layers, target.layers);
         chk("hidden_size", self.hidden, target.hidden);
         chk("intermediate_size", self.intermediate, target.intermediate);
-        chk("linear_num_value_heads", self.heads, target.heads);
+        chk("linear_num_key_heads", self.key_heads, target.key_heads);
+        chk("linear_num_value_heads", self.value_heads, target.value_heads);
         chk("linear_key_head_dim", self.dk, target.dk);
         chk("linear_value_head_dim", self.dv, target.dv);
         chk("vocab_size", self.vocab, target.vocab);
+        if target.key_heads == 0 || target.value_heads % target.key_heads != 0 {
+            over.push(format!("linear_num_value_heads {} must be a multiple of linear_num_key_heads {}", target.value_heads, target.key_heads));
+        } else if self.value_heads / self.key_heads > target.value_heads / target.key_heads {
+            over.push(format!(
+                "{} value heads per key head needed but the target has {}",
+                self.value_heads / self.key_heads,
+                target.value_heads / target.key_heads
+            ));
+        }
         if !target.dk.is_power_of_two() || target.dk.trailing_zeros() % 2 != 0 || target.dk > MAX_DK {
             over.push(format!("linear_key_head_dim {} must be a power of 4 up to {MAX_DK}", target.dk));
         }
@@ -252,12 +269,25 @@ pub fn allocate(
         }
     }
     let nl = layers.len();
+    // Key-head groups: constant-key heads share key heads, R value heads each.
+    let consts_max = layers.iter().map(|l| l.heads.iter().filter(|h| matches!(h.key, KeySrc::Const)).count()).max().unwrap_or(0);
+    let r = match fit {
+        Some(t) if t.key_heads > 0 && t.value_heads % t.key_heads == 0 => (t.value_heads / t.key_heads).max(1),
+        _ => consts_max.max(1),
+    };
+    for la in layers.iter_mut() {
+        let consts: Vec<usize> = (0..la.heads.len()).filter(|i| matches!(la.heads[*i].key, KeySrc::Const)).collect();
+        la.groups = consts.chunks(r).map(|c| c.to_vec()).collect();
+        la.groups.extend((0..la.heads.len()).filter(|i| !matches!(la.heads[*i].key, KeySrc::Const)).map(|i| vec![i]));
+    }
+    let key_heads = layers.iter().map(|l| l.groups.len()).max().unwrap_or(0).max(1);
     let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
     let minimal = Geometry {
         layers: nl,
         hidden: slots.len(),
         intermediate: layers.iter().map(|l| l.units.len()).max().unwrap_or(0).max(1),
-        heads: layers.iter().map(|l| l.heads.len()).max().unwrap_or(0).max(1),
+        key_heads,
+        value_heads: key_heads * r,
         dk: pow4_at_least(rows_needed),
         dv: 4 * maxbits.div_ceil(2).max(1),
         vocab: proto.vocab_size as usize,

@@ -36,8 +36,8 @@ pub fn config(a: &Allocation) -> Qwen35Config {
     c.num_attention_heads = 1;
     c.num_key_value_heads = 1;
     c.head_dim = 8;
-    c.linear_num_key_heads = g.heads;
-    c.linear_num_value_heads = g.heads;
+    c.linear_num_key_heads = g.key_heads;
+    c.linear_num_value_heads = g.value_heads;
     c.linear_key_head_dim = g.dk;
     c.linear_value_head_dim = g.dv;
     c.linear_conv_kernel_dim = 4;
@@ -112,8 +112,16 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
         }
         // DeltaNet
         let q = format!("{p}.linear_attn");
-        let (dk, dv, nh) = (cfg.linear_key_head_dim, cfg.linear_value_head_dim, cfg.linear_num_value_heads);
-        let key_dim = nh * dk;
+        let (dk, dv, nk, nv) = (cfg.linear_key_head_dim, cfg.linear_value_head_dim, cfg.linear_num_key_heads, cfg.linear_num_value_heads);
+        let per = nv / nk;
+        let key_dim = nk * dk;
+        // value head of every allocated head: group g, position j -> g * per + j
+        let mut vhead = vec![usize::MAX; la.heads.len()];
+        for (g, grp) in la.groups.iter().enumerate() {
+            for (j, h) in grp.iter().enumerate() {
+                vhead[*h] = g * per + j;
+            }
+        }
         w.get_mut(&format!("{q}.norm.weight")).unwrap().data.fill(1.0);
         {
             let conv = w.get_mut(&format!("{q}.conv1d.weight")).unwrap();
@@ -124,26 +132,30 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
         }
         {
             let a_t = w.get_mut(&format!("{q}.in_proj_a.weight")).unwrap();
-            for h in 0..nh {
+            for h in 0..nv {
                 *a_t.at2_mut(h, cslot) = A_VALUE;
             }
             let b_t = w.get_mut(&format!("{q}.in_proj_b.weight")).unwrap();
-            for h in 0..nh {
-                match la.heads.get(h) {
-                    Some(hd) => {
-                        let (s, sg) = slot(hd.enable);
-                        *b_t.at2_mut(h, s) += BETA_SCALE * sg;
-                    }
-                    None => *b_t.at2_mut(h, cslot) = -BETA_SCALE,
-                }
+            for h in 0..nv {
+                *b_t.at2_mut(h, cslot) = -BETA_SCALE;
+            }
+            for (i, hd) in la.heads.iter().enumerate() {
+                let v = vhead[i];
+                *b_t.at2_mut(v, cslot) = 0.0;
+                let (s, sg) = slot(hd.enable);
+                *b_t.at2_mut(v, s) += BETA_SCALE * sg;
             }
         }
         let mut qkv = w.remove(&format!("{q}.in_proj_qkv.weight")).unwrap();
         let mut z = w.remove(&format!("{q}.in_proj_z.weight")).unwrap();
         let mut out = w.remove(&format!("{q}.out_proj.weight")).unwrap();
-        for (h, hd) in la.heads.iter().enumerate() {
-            key_rows(&mut qkv, h * dk, dk, &hd.query, cslot, &slot);
-            key_rows(&mut qkv, key_dim + h * dk, dk, &hd.key, cslot, &slot);
+        for (g, grp) in la.groups.iter().enumerate() {
+            let first = &la.heads[grp[0]];
+            key_rows(&mut qkv, g * dk, dk, &first.query, cslot, &slot);
+            key_rows(&mut qkv, key_dim + g * dk, dk, &first.key, cslot, &slot);
+        }
+        for (i, hd) in la.heads.iter().enumerate() {
+            let h = vhead[i];
             let vbase = 2 * key_dim + h * dv;
             for g in 0..dv / 4 {
                 let b0 = hd.value.get(2 * g).copied().unwrap_or(Sig::ZERO);

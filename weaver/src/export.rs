@@ -9,6 +9,8 @@
 //! [geometry]                       # optional: every field must be at least the minimal need
 //! layers = 8
 //! hidden = 512
+//! key_heads = 2
+//! value_heads = 16
 //! ```
 //!
 //! A woven checkpoint directory holds `config.json` + `model.safetensors` (what `Qwen3_5ForCausalLM` loads)
@@ -33,7 +35,8 @@ pub struct GeometryConfig {
     pub layers: Option<usize>,
     pub hidden: Option<usize>,
     pub intermediate: Option<usize>,
-    pub heads: Option<usize>,
+    pub key_heads: Option<usize>,
+    pub value_heads: Option<usize>,
     pub dk: Option<usize>,
     pub dv: Option<usize>,
     pub vocab: Option<usize>,
@@ -109,7 +112,8 @@ impl MachineConfig {
             layers: g.layers.unwrap_or(m.layers),
             hidden: g.hidden.unwrap_or(m.hidden),
             intermediate: g.intermediate.unwrap_or(m.intermediate),
-            heads: g.heads.unwrap_or(m.heads),
+            key_heads: g.key_heads.unwrap_or(m.key_heads),
+            value_heads: g.value_heads.unwrap_or(m.value_heads),
             dk: g.dk.unwrap_or(m.dk),
             dv: g.dv.unwrap_or(m.dv),
             vocab: g.vocab.unwrap_or(m.vocab),

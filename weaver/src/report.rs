@@ -12,7 +12,8 @@ pub struct Report {
     pub layers: usize,
     pub hidden_size: usize,
     pub intermediate_size: usize,
-    pub deltanet_heads: usize,
+    pub deltanet_key_heads: usize,
+    pub deltanet_value_heads: usize,
     pub key_head_dim: usize,
     pub value_head_dim: usize,
     pub vocab_size: usize,
@@ -31,14 +32,15 @@ impl Report {
     /// A short human-readable summary.
     pub fn render(&self) -> String {
         format!(
-            "machine {}: {} layers, hidden {}, intermediate {}, {} DeltaNet heads (d_k {}, d_v {}), vocab {}\n\
+            "machine {}: {} layers, hidden {}, intermediate {}, DeltaNet {} key / {} value heads (d_k {}, d_v {}), vocab {}\n\
              parameters {}, nonzero weights {} ({:.3}%), {} trace tokens per step, {} gates, {} memory reads\n\
              MLP units per layer {:?}, heads per layer {:?}, woven in {:.1} ms",
             self.machine,
             self.layers,
             self.hidden_size,
             self.intermediate_size,
-            self.deltanet_heads,
+            self.deltanet_key_heads,
+            self.deltanet_value_heads,
             self.key_head_dim,
             self.value_head_dim,
             self.vocab_size,

@@ -20,7 +20,7 @@ fn fitted_geometry_saved_and_reloaded_runs_the_reference_trace() {
     let desc = cfg.machine(Path::new(".")).unwrap();
     let w = cfg.weave(&desc).unwrap();
     assert_eq!((w.config.num_hidden_layers, w.config.hidden_size, w.config.intermediate_size), (8, 512, 1024));
-    assert_eq!((w.config.linear_num_value_heads, w.config.linear_value_head_dim), (8, 32));
+    assert_eq!((w.config.linear_num_key_heads, w.config.linear_num_value_heads, w.config.linear_value_head_dim), (4, 16, 32));
     let dir = std::env::temp_dir().join(format!("loom-weaver-export-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     save(&w, &dir).unwrap();
