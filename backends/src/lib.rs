@@ -2,9 +2,17 @@
 //!
 //! - [`config`]: `config.json` (`Qwen3_5TextConfig`).
 //! - [`tensor`]: host tensors and weight maps.
+//! - [`checkpoint`]: checkpoint directories (config + safetensors), reading and writing.
+//! - [`random`]: deterministic random checkpoints (the bundled tiny model, the benchmark's big one).
+//! - [`model`] (feature `burn`): the Qwen3.5 text model in burn on ndarray, flex or wgpu.
 pub mod config;
 pub mod sparse;
 pub mod tensor;
+pub mod checkpoint;
+pub mod random;
+#[cfg(feature = "burn")]
+pub mod model;
 
 pub use config::{LayerType, Qwen35Config};
 pub use tensor::{HostTensor, WeightMap};
+pub use checkpoint::{save_checkpoint, Checkpoint, CheckpointError};

@@ -1,0 +1,452 @@
+//! Qwen3.5 checkpoints on disk: the directory layout `Qwen3_5ForCausalLM.save_pretrained` writes.
+//!
+//! A checkpoint directory holds `config.json` (a text config, or a multimodal one with `text_config`) and the
+//! weights as safetensors: one `model.safetensors`, or shards listed by `model.safetensors.index.json`
+//! (`{"weight_map": {tensor name: shard file}}`). Files are memory-mapped; tensors stored as F32, BF16 or F16
+//! are converted to f32 one at a time, so loading a model never holds a second full copy of it.
+//!
+//! Tensor names are canonicalised to the text model's names (`model.layers.0.mlp.up_proj.weight`,
+//! `lm_head.weight`, ...): released multimodal checkpoints keep the text weights under
+//! `model.language_model.`, which is mapped to `model.`; `model.visual.*` and `mtp.*` are ignored.
+
+use crate::config::{ConfigError, Qwen35Config};
+use crate::tensor::{HostTensor, WeightMap};
+use memmap2::Mmap;
+use safetensors::Dtype;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Errors opening, reading or writing a checkpoint. Every message names the file and, where one is
+/// concerned, the tensor.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{dir}: no model.safetensors or model.safetensors.index.json in this directory")]
+    NoWeights { dir: String },
+    #[error("{path}: not a valid safetensors file: {msg}")]
+    Format { path: String, msg: String },
+    #[error("{path}: malformed shard index: {msg}")]
+    Index { path: String, msg: String },
+    #[error("{path}: tensor {name} is missing")]
+    Missing { path: String, name: String },
+    #[error("{path}: tensor {name} has shape {found:?}, expected {expected:?}")]
+    Shape { path: String, name: String, found: Vec<usize>, expected: Vec<usize> },
+    #[error("{path}: tensor {name} has dtype {dtype}; only F32, BF16 and F16 are supported")]
+    Dtype { path: String, name: String, dtype: String },
+    #[error("{path}: refusing to write a checkpoint here: {msg}")]
+    Refuse { path: String, msg: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io { path: path.display().to_string(), source }
+}
+
+/// One memory-mapped safetensors file.
+struct Shard {
+    path: PathBuf,
+    mmap: Mmap,
+}
+
+/// Where a tensor's bytes are: shard index, dtype, shape, absolute byte range in the shard's mapping.
+#[derive(Clone, Debug)]
+struct TensorLoc {
+    shard: usize,
+    stored_name: String,
+    dtype: Dtype,
+    shape: Vec<usize>,
+    start: usize,
+    end: usize,
+}
+
+/// An opened, validated checkpoint directory. Tensors are read on demand from the memory maps.
+pub struct Checkpoint {
+    dir: PathBuf,
+    config: Qwen35Config,
+    shards: Vec<Shard>,
+    tensors: BTreeMap<String, TensorLoc>,
+}
+
+/// Map a stored tensor name to the canonical text-model name, or `None` for tensors a text runtime ignores
+/// (`model.visual.*`, `mtp.*`, anything unknown).
+pub fn canonical_name(stored: &str) -> Option<String> {
+    if let Some(rest) = stored.strip_prefix("model.language_model.") {
+        return Some(format!("model.{rest}"));
+    }
+    if stored.starts_with("model.visual.") || stored.starts_with("mtp.") {
+        return None;
+    }
+    if stored.starts_with("model.") || stored == "lm_head.weight" {
+        return Some(stored.to_string());
+    }
+    None
+}
+
+impl Checkpoint {
+    /// Open `dir`: parse `config.json`, memory-map the safetensors file(s) and check that every tensor the
+    /// config requires ([`Qwen35Config::expected_tensors`]) is present with the right shape and a supported dtype.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        let dir = dir.as_ref().to_path_buf();
+        let meta = std::fs::metadata(&dir).map_err(io_err(&dir))?;
+        if !meta.is_dir() {
+            return Err(CheckpointError::Io {
+                path: dir.display().to_string(),
+                source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        let config = Qwen35Config::from_file(&dir.join("config.json"))?;
+        let single = dir.join("model.safetensors");
+        let index = dir.join("model.safetensors.index.json");
+        let files: Vec<PathBuf> = if single.is_file() {
+            vec![single]
+        } else if index.is_file() {
+            shard_files(&index)?
+        } else {
+            return Err(CheckpointError::NoWeights { dir: dir.display().to_string() });
+        };
+        let mut shards = Vec::new();
+        let mut tensors = BTreeMap::new();
+        for path in files {
+            let file = File::open(&path).map_err(io_err(&path))?;
+            // SAFETY: the file is mapped read-only; checkpoints are not modified while a model reads them
+            // (the same assumption every safetensors loader makes).
+            let mmap = unsafe { Mmap::map(&file) }.map_err(io_err(&path))?;
+            let bad = |msg: String| CheckpointError::Format { path: path.display().to_string(), msg };
+            let (header_len, metadata) =
+                safetensors::SafeTensors::read_metadata(&mmap).map_err(|e| bad(e.to_string()))?;
+            let base = 8 + header_len;
+            for (stored, info) in metadata.tensors() {
+                let Some(name) = canonical_name(&stored) else { continue };
+                let (s, e) = info.data_offsets;
+                if base + e > mmap.len() || s > e {
+                    return Err(bad(format!("tensor {stored} lies outside the file")));
+                }
+                tensors.insert(
+                    name,
+                    TensorLoc {
+                        shard: shards.len(),
+                        stored_name: stored.clone(),
+                        dtype: info.dtype,
+                        shape: info.shape.clone(),
+                        start: base + s,
+                        end: base + e,
+                    },
+                );
+            }
+            shards.push(Shard { path, mmap });
+        }
+        let ck = Checkpoint { dir, config, shards, tensors };
+        ck.validate()?;
+        Ok(ck)
+    }
+
+    /// The parsed text config.
+    pub fn config(&self) -> &Qwen35Config {
+        &self.config
+    }
+
+    /// The checkpoint directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Canonical names of every text-model tensor found in the files.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tensors.keys().map(|s| s.as_str())
+    }
+
+    /// The file a missing tensor is reported against: the single file, or the shard index.
+    fn weights_path(&self) -> String {
+        if self.shards.len() == 1 && self.shards[0].path.file_name().is_some_and(|n| n == "model.safetensors") {
+            self.shards[0].path.display().to_string()
+        } else {
+            self.dir.join("model.safetensors.index.json").display().to_string()
+        }
+    }
+
+    /// Check that every expected tensor exists with the expected shape and a supported dtype.
+    pub fn validate(&self) -> Result<(), CheckpointError> {
+        for (name, shape) in self.config.expected_tensors() {
+            let loc = self.locate(&name)?;
+            let path = self.shards[loc.shard].path.display().to_string();
+            if loc.shape != shape {
+                return Err(CheckpointError::Shape { path, name: loc.stored_name.clone(), found: loc.shape.clone(), expected: shape });
+            }
+            if !matches!(loc.dtype, Dtype::F32 | Dtype::BF16 | Dtype::F16) {
+                return Err(CheckpointError::Dtype { path, name: loc.stored_name.clone(), dtype: format!("{:?}", loc.dtype) });
+            }
+        }
+        Ok(())
+    }
+
+    fn locate(&self, name: &str) -> Result<&TensorLoc, CheckpointError> {
+        self.tensors
+            .get(name)
+            .ok_or_else(|| CheckpointError::Missing { path: self.weights_path(), name: name.to_string() })
+    }
+
+    /// Shape of a tensor by canonical name.
+    pub fn shape(&self, name: &str) -> Result<Vec<usize>, CheckpointError> {
+        Ok(self.locate(name)?.shape.clone())
+    }
+
+    /// Read one tensor (canonical name) as f32, in its stored layout.
+    pub fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        let loc = self.locate(name)?;
+        let data = self.convert(loc, None)?;
+        Ok(HostTensor::new(loc.shape.clone(), data))
+    }
+
+    /// Read a 2-D tensor `[rows, cols]` as f32 and transpose it to `[cols, rows]` in the same pass (linear
+    /// weights `[out, in]` become `[in, out]`, the layout a `x @ W` matmul wants), without an intermediate copy.
+    pub fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        let loc = self.locate(name)?;
+        if loc.shape.len() != 2 {
+            return Err(CheckpointError::Shape {
+                path: self.shards[loc.shard].path.display().to_string(),
+                name: loc.stored_name.clone(),
+                found: loc.shape.clone(),
+                expected: vec![0, 0],
+            });
+        }
+        let (r, c) = (loc.shape[0], loc.shape[1]);
+        let data = self.convert(loc, Some((r, c)))?;
+        Ok(HostTensor::new(vec![c, r], data))
+    }
+
+    /// Convert a tensor's bytes to f32 (optionally transposing a `[r, c]` matrix), then tell the kernel the
+    /// mapped pages are no longer needed, so a large model's file pages do not stay resident beside the
+    /// converted copy.
+    fn convert(&self, loc: &TensorLoc, transpose: Option<(usize, usize)>) -> Result<Vec<f32>, CheckpointError> {
+        let shard = &self.shards[loc.shard];
+        let bytes = &shard.mmap[loc.start..loc.end];
+        let n: usize = loc.shape.iter().product();
+        let width = match loc.dtype {
+            Dtype::F32 => 4,
+            Dtype::BF16 | Dtype::F16 => 2,
+            other => {
+                return Err(CheckpointError::Dtype {
+                    path: shard.path.display().to_string(),
+                    name: loc.stored_name.clone(),
+                    dtype: format!("{other:?}"),
+                })
+            }
+        };
+        if bytes.len() != n * width {
+            return Err(CheckpointError::Format {
+                path: shard.path.display().to_string(),
+                msg: format!("tensor {} has {} bytes for shape {:?}", loc.stored_name, bytes.len(), loc.shape),
+            });
+        }
+        let get = |i: usize| -> f32 {
+            let b = &bytes[i * width..i * width + width];
+            match loc.dtype {
+                Dtype::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                Dtype::BF16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
+                _ => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
+            }
+        };
+        let out = match transpose {
+            None => (0..n).map(get).collect(),
+            Some((r, c)) => {
+                let mut out = vec![0f32; n];
+                // Blocked transpose: read rows of a block of source rows, write columns.
+                const BLK: usize = 64;
+                for r0 in (0..r).step_by(BLK) {
+                    for c0 in (0..c).step_by(BLK) {
+                        for i in r0..(r0 + BLK).min(r) {
+                            for j in c0..(c0 + BLK).min(c) {
+                                out[j * r + i] = get(i * c + j);
+                            }
+                        }
+                    }
+                }
+                out
+            }
+        };
+        release_pages(&shard.mmap, loc.start, loc.end);
+        Ok(out)
+    }
+
+    /// Read every text-model tensor the config requires into a [`WeightMap`] (stored layouts).
+    pub fn weights(&self) -> Result<WeightMap, CheckpointError> {
+        let mut m = WeightMap::new();
+        for (name, _) in self.config.expected_tensors() {
+            m.insert(name.clone(), self.tensor(&name)?);
+        }
+        Ok(m)
+    }
+}
+
+/// Drop the whole pages inside `[start, end)` of a read-only file mapping from this process's resident set.
+fn release_pages(mmap: &Mmap, start: usize, end: usize) {
+    const PAGE: usize = 4096;
+    let s = start.div_ceil(PAGE) * PAGE;
+    let e = end / PAGE * PAGE;
+    if e > s {
+        // SAFETY: the mapping is read-only and file-backed: after MADV_DONTNEED a later access re-reads the
+        // file, so no data is lost, and no reference into this range outlives `convert`.
+        let _ = unsafe { mmap.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, e - s) };
+    }
+}
+
+/// The shard files named by a `model.safetensors.index.json`, in first-mention order.
+fn shard_files(index: &Path) -> Result<Vec<PathBuf>, CheckpointError> {
+    let text = std::fs::read_to_string(index).map_err(io_err(index))?;
+    let bad = |msg: String| CheckpointError::Index { path: index.display().to_string(), msg };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let map = v.get("weight_map").and_then(|m| m.as_object()).ok_or_else(|| bad("no \"weight_map\" object".into()))?;
+    let dir = index.parent().unwrap_or(Path::new("."));
+    let mut files: Vec<PathBuf> = Vec::new();
+    for (name, f) in map {
+        let f = f.as_str().ok_or_else(|| bad(format!("entry for {name} is not a file name")))?;
+        if f.contains('/') || f.contains("..") {
+            return Err(bad(format!("entry for {name} names {f:?}, which is not a file in this directory")));
+        }
+        let p = dir.join(f);
+        if !files.contains(&p) {
+            files.push(p);
+        }
+    }
+    if files.is_empty() {
+        return Err(bad("empty weight_map".into()));
+    }
+    Ok(files)
+}
+
+/// Write named f32 tensors as one safetensors file with metadata `{"format": "pt"}` (what PyTorch's
+/// `save_file` and `save_pretrained` write), through a temporary file renamed into place.
+pub fn write_tensors(path: &Path, tensors: &[(&str, &HostTensor)]) -> Result<(), CheckpointError> {
+    let specs: Vec<(String, Vec<usize>)> = tensors.iter().map(|(n, t)| (n.to_string(), t.shape.clone())).collect();
+    let by_name: HashMap<&str, &HostTensor> = tensors.iter().map(|(n, t)| (*n, *t)).collect();
+    write_tensors_with(path, &specs, |name, _| Ok(Cow::Borrowed(by_name[name].data.as_slice())))
+}
+
+/// Stream f32 tensors into a safetensors file: the header is written from `specs` (name, shape), then each
+/// tensor's values are asked of `produce` in turn and written, so only one tensor need be in memory (a 14.5 GB
+/// model is written holding at most its largest tensor). Metadata `{"format": "pt"}`; data in `specs` order;
+/// written to a temporary file renamed into place.
+pub fn write_tensors_with<'a>(
+    path: &Path,
+    specs: &[(String, Vec<usize>)],
+    mut produce: impl FnMut(&str, &[usize]) -> Result<Cow<'a, [f32]>, CheckpointError>,
+) -> Result<(), CheckpointError> {
+    use std::io::Write;
+    let mut header = serde_json::Map::new();
+    header.insert("__metadata__".into(), serde_json::json!({"format": "pt"}));
+    let mut offset = 0usize;
+    for (name, shape) in specs {
+        let bytes = shape.iter().product::<usize>() * 4;
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + bytes]}),
+        );
+        offset += bytes;
+    }
+    let mut hbytes = serde_json::to_vec(&serde_json::Value::Object(header)).expect("header serializes");
+    while (8 + hbytes.len()) % 8 != 0 {
+        hbytes.push(b' ');
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file}.tmp"));
+    let result = (|| -> Result<(), CheckpointError> {
+        let mut f = std::io::BufWriter::with_capacity(1 << 22, File::create(&tmp).map_err(io_err(&tmp))?);
+        f.write_all(&(hbytes.len() as u64).to_le_bytes()).map_err(io_err(&tmp))?;
+        f.write_all(&hbytes).map_err(io_err(&tmp))?;
+        let mut buf = Vec::with_capacity(1 << 20);
+        for (name, shape) in specs {
+            let data = produce(name, shape)?;
+            let n: usize = shape.iter().product();
+            if data.len() != n {
+                return Err(CheckpointError::Shape {
+                    path: path.display().to_string(),
+                    name: name.clone(),
+                    found: vec![data.len()],
+                    expected: shape.clone(),
+                });
+            }
+            for chunk in data.chunks(1 << 18) {
+                buf.clear();
+                buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
+                f.write_all(&buf).map_err(io_err(&tmp))?;
+            }
+        }
+        f.into_inner().map_err(|e| e.into_error()).and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+/// Files a checkpoint directory may contain; a non-empty directory with anything else is not overwritten.
+const CHECKPOINT_FILES: &[&str] =
+    &["config.json", "model.safetensors", "model.safetensors.index.json", "generation_config.json", "README.md"];
+
+/// Write `weights` as `Qwen3_5ForCausalLM.save_pretrained` does: `config.json` ([`Qwen35Config::to_hf_json`])
+/// and one f32 `model.safetensors` with metadata `{"format": "pt"}`; with tied embeddings `lm_head.weight` is
+/// omitted. Every tensor the config requires must be in `weights` with its shape; other entries are ignored.
+///
+/// `dir` is created if needed. A non-empty directory is only overwritten when it holds nothing but
+/// checkpoint files (a previous checkpoint); files are written to temporaries and renamed into place.
+pub fn save_checkpoint(dir: impl AsRef<Path>, config: &Qwen35Config, weights: &WeightMap) -> Result<(), CheckpointError> {
+    let st_path = dir.as_ref().join("model.safetensors");
+    for (name, shape) in config.expected_tensors() {
+        let t = weights
+            .get(&name)
+            .ok_or_else(|| CheckpointError::Missing { path: st_path.display().to_string(), name: name.clone() })?;
+        if t.shape != shape {
+            return Err(CheckpointError::Shape { path: st_path.display().to_string(), name, found: t.shape.clone(), expected: shape });
+        }
+    }
+    save_checkpoint_with(dir, config, |name, _| Ok(Cow::Borrowed(weights[name].data.as_slice())))
+}
+
+/// [`save_checkpoint`] with the tensors produced one at a time by `produce(name, shape)` (f32 values of the
+/// expected shape), so a model larger than memory can be written.
+pub fn save_checkpoint_with<'a>(
+    dir: impl AsRef<Path>,
+    config: &Qwen35Config,
+    produce: impl FnMut(&str, &[usize]) -> Result<Cow<'a, [f32]>, CheckpointError>,
+) -> Result<(), CheckpointError> {
+    let dir = dir.as_ref();
+    if dir.exists() {
+        let entries = std::fs::read_dir(dir).map_err(io_err(dir))?;
+        for e in entries {
+            let e = e.map_err(io_err(dir))?;
+            let name = e.file_name().to_string_lossy().to_string();
+            let ours = CHECKPOINT_FILES.contains(&name.as_str())
+                || name.starts_with("model-") // shards of a previous checkpoint
+                || (name.starts_with('.') && name.ends_with(".tmp")); // an interrupted save of ours
+            if !ours {
+                return Err(CheckpointError::Refuse {
+                    path: dir.display().to_string(),
+                    msg: format!("it holds {name:?}, which is not part of a checkpoint"),
+                });
+            }
+        }
+    } else {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    }
+    let st_path = dir.join("model.safetensors");
+    let specs = config.expected_tensors();
+    let cfg_tmp = dir.join(".config.json.tmp");
+    let cfg_text = serde_json::to_string_pretty(&config.to_hf_json()).expect("config serializes");
+    std::fs::write(&cfg_tmp, cfg_text + "\n").map_err(io_err(&cfg_tmp))?;
+    write_tensors_with(&st_path, &specs, produce)?;
+    // A stale index would shadow nothing (model.safetensors wins) but would confuse other tools.
+    let stale_index = dir.join("model.safetensors.index.json");
+    if stale_index.exists() {
+        std::fs::remove_file(&stale_index).map_err(io_err(&stale_index))?;
+    }
+    let cfg_path = dir.join("config.json");
+    std::fs::rename(&cfg_tmp, &cfg_path).map_err(io_err(&cfg_path))?;
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Checkpoint I/O: save -> reload bit-identical, released multimodal layouts, bf16/f16 storage, shards, and
+//! clear errors for bad input.
+
+mod common;
+
+use backends::random::{random_weights, Preset};
+use backends::{save_checkpoint, Checkpoint, HostTensor, Qwen35Config, WeightMap};
+use common::scratch;
+use safetensors::tensor::TensorView;
+use safetensors::Dtype;
+use std::collections::HashMap;
+
+fn tiny() -> (Qwen35Config, WeightMap) {
+    let cfg = Preset::Tiny.config(None);
+    let w = random_weights(&cfg, 7);
+    (cfg, w)
+}
+
+#[test]
+fn save_then_reload_is_bit_identical() {
+    let (cfg, w) = tiny();
+    let dir = scratch("roundtrip");
+    save_checkpoint(&dir, &cfg, &w).unwrap();
+    let ck = Checkpoint::open(&dir).unwrap();
+    assert_eq!(ck.config(), &cfg);
+    let back = ck.weights().unwrap();
+    assert_eq!(back.len(), w.len());
+    for (name, t) in &w {
+        let b = &back[name];
+        assert_eq!(b.shape, t.shape, "{name}");
+        assert!(b.data.iter().zip(&t.data).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} differs");
+    }
+    // The layout save_pretrained writes: config.json + model.safetensors with {"format": "pt"}.
+    let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    assert_eq!(meta.metadata().as_ref().and_then(|m| m.get("format")).map(String::as_str), Some("pt"));
+    let cj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    assert_eq!(cj["architectures"][0], "Qwen3_5ForCausalLM");
+    assert_eq!(cj["model_type"], "qwen3_5_text");
+    // Saving again over our own checkpoint is allowed.
+    save_checkpoint(&dir, &cfg, &w).unwrap();
+}
+
+#[test]
+fn tied_checkpoint_omits_lm_head() {
+    let mut cfg = Preset::Tiny.config(None);
+    cfg.tie_word_embeddings = true;
+    let w = random_weights(&cfg, 3);
+    let dir = scratch("tied");
+    save_checkpoint(&dir, &cfg, &w).unwrap();
+    let ck = Checkpoint::open(&dir).unwrap();
+    assert!(!ck.names().any(|n| n == "lm_head.weight"));
+}
+
+#[test]
+fn refuses_to_overwrite_user_files() {
+    let (cfg, w) = tiny();
+    let dir = scratch("refuse");
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let e = save_checkpoint(&dir, &cfg, &w).unwrap_err().to_string();
+    assert!(e.contains("refusing") && e.contains("notes.txt"), "{e}");
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+}
+
+/// Write `tensors` (name -> (dtype, shape, raw bytes)) as one safetensors file.
+fn write_raw(path: &std::path::Path, tensors: &[(String, Dtype, Vec<usize>, Vec<u8>)]) {
+    let views: Vec<(String, TensorView)> = tensors
+        .iter()
+        .map(|(n, d, s, b)| (n.clone(), TensorView::new(*d, s.clone(), b).unwrap()))
+        .collect();
+    safetensors::serialize_to_file(views, None::<HashMap<String, String>>, path).unwrap();
+}
+
+fn f32_bytes(t: &HostTensor) -> Vec<u8> {
+    t.data.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn reads_released_multimodal_layout_in_bf16() {
+    let (cfg, w) = tiny();
+    let dir = scratch("multimodal");
+    // config.json of a multimodal Qwen3_5Config: the text part under text_config.
+    let cj = serde_json::json!({"model_type": "qwen3_5", "architectures": ["Qwen3_5ForConditionalGeneration"],
+        "text_config": cfg.to_hf_json(), "vision_config": {"depth": 2}});
+    std::fs::write(dir.join("config.json"), cj.to_string()).unwrap();
+    let mut raw = Vec::new();
+    for (name, t) in &w {
+        let stored = name.replacen("model.", "model.language_model.", 1);
+        let stored = if name == "lm_head.weight" { name.clone() } else { stored };
+        let bytes: Vec<u8> = t.data.iter().flat_map(|v| half::bf16::from_f32(*v).to_bits().to_le_bytes()).collect();
+        raw.push((stored, Dtype::BF16, t.shape.clone(), bytes));
+    }
+    raw.push(("model.visual.blocks.0.attn.qkv.weight".into(), Dtype::F32, vec![2, 2], vec![0u8; 16]));
+    raw.push(("mtp.fc.weight".into(), Dtype::F32, vec![3], vec![0u8; 12]));
+    write_raw(&dir.join("model.safetensors"), &raw);
+    let ck = Checkpoint::open(&dir).unwrap();
+    assert_eq!(ck.config(), &cfg);
+    assert!(!ck.names().any(|n| n.contains("visual") || n.starts_with("mtp")));
+    let got = ck.tensor("model.layers.0.mlp.up_proj.weight").unwrap();
+    let want = &w["model.layers.0.mlp.up_proj.weight"];
+    for (g, v) in got.data.iter().zip(&want.data) {
+        assert_eq!(*g, half::bf16::from_f32(*v).to_f32());
+    }
+}
+
+#[test]
+fn reads_f16_shards_with_an_index() {
+    let (cfg, w) = tiny();
+    let dir = scratch("shards");
+    std::fs::write(dir.join("config.json"), cfg.to_hf_json().to_string()).unwrap();
+    let mut shards: [Vec<(String, Dtype, Vec<usize>, Vec<u8>)>; 2] = [vec![], vec![]];
+    let mut map = serde_json::Map::new();
+    for (i, (name, t)) in w.iter().enumerate() {
+        let k = i % 2;
+        let (dtype, bytes) = if k == 0 {
+            (Dtype::F16, t.data.iter().flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes()).collect())
+        } else {
+            (Dtype::F32, f32_bytes(t))
+        };
+        shards[k].push((name.clone(), dtype, t.shape.clone(), bytes));
+        map.insert(name.clone(), format!("model-0000{}-of-00002.safetensors", k + 1).into());
+    }
+    for (k, s) in shards.iter().enumerate() {
+        write_raw(&dir.join(format!("model-0000{}-of-00002.safetensors", k + 1)), s);
+    }
+    std::fs::write(dir.join("model.safetensors.index.json"), serde_json::json!({"metadata": {}, "weight_map": map}).to_string())
+        .unwrap();
+    let ck = Checkpoint::open(&dir).unwrap();
+    let back = ck.weights().unwrap();
+    for (i, (name, t)) in w.iter().enumerate() {
+        for (g, v) in back[name].data.iter().zip(&t.data) {
+            let want = if i % 2 == 0 { half::f16::from_f32(*v).to_f32() } else { *v };
+            assert_eq!(g.to_bits(), want.to_bits(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn missing_directory_is_a_clear_error() {
+    let e = Checkpoint::open("/nonexistent/loom-model").err().expect("must fail").to_string();
+    assert!(e.contains("/nonexistent/loom-model"), "{e}");
+}
+
+#[test]
+fn malformed_config_is_a_clear_error() {
+    let (cfg, w) = tiny();
+    let dir = scratch("badconfig");
+    save_checkpoint(&dir, &cfg, &w).unwrap();
+    std::fs::write(dir.join("config.json"), "{\"hidden_size\": \"wide\"").unwrap();
+    let e = Checkpoint::open(&dir).err().expect("must fail").to_string();
+    assert!(e.contains("config.json") && e.contains("malformed"), "{e}");
+    std::fs::write(dir.join("config.json"), "{\"num_hidden_layers\": 2, \"layer_types\": [\"linear_attention\"]}").unwrap();
+    let e = Checkpoint::open(&dir).err().expect("must fail").to_string();
+    assert!(e.contains("config.json") && e.contains("layer_types"), "{e}");
+}
+
+#[test]
+fn misshapen_and_missing_tensors_are_named() {
+    let (cfg, mut w) = tiny();
+    let dir = scratch("badtensor");
+    std::fs::write(dir.join("config.json"), cfg.to_hf_json().to_string()).unwrap();
+    let name = "model.layers.1.mlp.up_proj.weight";
+    w.insert(name.into(), HostTensor::zeros(vec![3, 5]));
+    let tensors: Vec<(&str, &HostTensor)> = w.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    backends::checkpoint::write_tensors(&dir.join("model.safetensors"), &tensors).unwrap();
+    let e = Checkpoint::open(&dir).err().expect("must fail").to_string();
+    assert!(e.contains("model.safetensors") && e.contains(name) && e.contains("[3, 5]") && e.contains("[64, 32]"), "{e}");
+
+    w.remove(name);
+    let tensors: Vec<(&str, &HostTensor)> = w.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    backends::checkpoint::write_tensors(&dir.join("model.safetensors"), &tensors).unwrap();
+    let e = Checkpoint::open(&dir).err().expect("must fail").to_string();
+    assert!(e.contains("model.safetensors") && e.contains(name) && e.contains("missing"), "{e}");
+
+    std::fs::write(dir.join("model.safetensors"), b"not a safetensors file").unwrap();
+    let e = Checkpoint::open(&dir).err().expect("must fail").to_string();
+    assert!(e.contains("model.safetensors") && e.contains("not a valid safetensors"), "{e}");
+
+    std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+    let e = Checkpoint::open(&dir).err().expect("must fail").to_string();
+    assert!(e.contains("no model.safetensors"), "{e}");
+}

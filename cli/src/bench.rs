@@ -1,0 +1,77 @@
+//! `loom bench-generate`: load time, prefill time, decode tokens/s and peak memory (VmHWM) of a checkpoint.
+//! A measurement, not a test: figures vary with the machine and its load.
+
+use crate::generate::parse_ids;
+use anyhow::Result;
+use backends::model::{argmax, BackendKind, Logits, Qwen35Model};
+use backends::Checkpoint;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Checkpoint directory.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Prompt token ids, comma-separated.
+    #[arg(long, default_value = "1,2,3,4,5,6,7,8")]
+    pub prompt_ids: String,
+    /// Tokens to decode (timed one by one after the prefill).
+    #[arg(long, default_value_t = 16)]
+    pub max_new_tokens: usize,
+    /// burn backend: ndarray, flex or wgpu.
+    #[arg(long, default_value = "ndarray")]
+    pub backend: String,
+}
+
+/// A `kB` field of /proc/self/status (`VmHWM`, `VmRSS`), in bytes; `None` where /proc is absent.
+fn proc_status_bytes(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let ids = parse_ids(&a.prompt_ids)?;
+    anyhow::ensure!(a.max_new_tokens > 0, "--max-new-tokens must be positive");
+    let backend = BackendKind::parse(&a.backend)?;
+    let device = backend.device()?;
+    let t0 = Instant::now();
+    let ck = Checkpoint::open(&a.model)?;
+    let params = ck.config().parameter_count();
+    let model = Qwen35Model::load(&ck, &device)?;
+    drop(ck);
+    let load_s = t0.elapsed().as_secs_f64();
+
+    let mut state = model.new_state(1);
+    let t1 = Instant::now();
+    let mut logits = model.forward(&[ids.clone()], &mut state, Logits::Last, false)?.logits;
+    let mut next = argmax(&logits.into_data().try_to_vec::<f32>().map_err(|e| anyhow::anyhow!("{e:?}"))?);
+    let prefill_s = t1.elapsed().as_secs_f64();
+
+    let t2 = Instant::now();
+    let mut generated = vec![next];
+    for _ in 1..a.max_new_tokens {
+        logits = model.forward(&[vec![next]], &mut state, Logits::Last, false)?.logits;
+        next = argmax(&logits.into_data().try_to_vec::<f32>().map_err(|e| anyhow::anyhow!("{e:?}"))?);
+        generated.push(next);
+    }
+    let decode_s = t2.elapsed().as_secs_f64();
+    let decoded = a.max_new_tokens - 1;
+    let report = serde_json::json!({
+        "model": a.model.display().to_string(),
+        "backend": backend.name(),
+        "parameters": params,
+        "prompt_tokens": ids.len(),
+        "load_s": load_s,
+        "prefill_s": prefill_s,
+        "decode_tokens": decoded,
+        "decode_s": decode_s,
+        "decode_tokens_per_s": if decode_s > 0.0 { decoded as f64 / decode_s } else { 0.0 },
+        "peak_rss_bytes": proc_status_bytes("VmHWM:"),
+        "generated": generated,
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
