@@ -302,3 +302,51 @@ pub fn allocate(
     layers.resize(geometry.layers, LayerAlloc::default());
     Ok(Allocation { slots, slot_of, layers, geometry, attention_layer: att })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{weave, WeaveOptions};
+
+    #[test]
+    fn slots_are_typed_and_heads_grouped() {
+        let w = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap();
+        let a = &w.allocation;
+        assert_eq!(a.slots[0].kind, SlotKind::Const);
+        let count = |k: SlotKind| a.slots.iter().filter(|s| s.kind == k).count();
+        assert_eq!(count(SlotKind::TokClass), 2 + w.protocol.fields.len());
+        assert_eq!(count(SlotKind::TokBit), 8);
+        assert_eq!(count(SlotKind::TokNone), 1);
+        assert_eq!(count(SlotKind::Pad), 0);
+        // layer 0: one staging head per field, all behind one shared constant key head
+        assert_eq!(a.layers[0].heads.len(), w.protocol.fields.len());
+        assert_eq!(a.layers[0].groups, vec![(0..w.protocol.fields.len()).collect::<Vec<_>>()]);
+        // layer 1: the PC and ACC register heads share a key head
+        assert!(a.layers[1].heads.iter().any(|h| h.name == "register ACC"));
+        // memory reads have key heads of their own
+        for la in &a.layers {
+            for g in &la.groups {
+                if matches!(la.heads[g[0]].key, KeySrc::Addr { .. }) {
+                    assert_eq!(g.len(), 1);
+                }
+            }
+        }
+        assert_eq!(a.geometry.value_heads % a.geometry.key_heads, 0);
+        assert_eq!(a.geometry.dk, 256);
+    }
+
+    #[test]
+    fn fitting_grows_and_pads() {
+        let w = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap();
+        let mut t = w.allocation.geometry;
+        t.hidden += 3;
+        t.layers += 1;
+        let w2 = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap();
+        assert_eq!(w2.allocation.slots.iter().filter(|s| s.kind == SlotKind::Pad).count(), 3);
+        assert_eq!(w2.config.num_hidden_layers, t.layers);
+        let mut bad = t;
+        bad.dk = 128;
+        let e = w.allocation.geometry.fit(&bad).unwrap_err().to_string();
+        assert!(e.contains("linear_key_head_dim 128 must be a power of 4") && e.contains("needs 256"), "{e}");
+    }
+}

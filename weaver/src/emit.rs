@@ -310,3 +310,69 @@ fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTe
         _ => *lm.at2_mut(ht, cslot) = -PHASE_BONUS,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::numerics::{norm_gain_weight, K_MLP};
+    use crate::{weave, WeaveOptions};
+    use isa_api::{CircuitBuilder, MachineDesc, RegisterDesc};
+
+    fn silu(x: f32) -> f32 {
+        x / (1.0 + (-x).exp())
+    }
+
+    /// One emitted MLP block, evaluated with plain f32 math on every input: a 4-bit add with carry out lands
+    /// as exactly +2 on the one-bits' slots and exactly 0 everywhere else.
+    #[test]
+    fn mlp_block_of_an_adder_is_exact_on_every_input() {
+        let mut b = CircuitBuilder::new();
+        let (x, y) = (b.reg(0, 4), b.reg(1, 4));
+        let (xe, ye) = (b.zext(x, 5), b.zext(y, 5));
+        let s = b.add(xe, ye);
+        b.set_next(2, s);
+        let regs = ["A", "B"].iter().map(|n| RegisterDesc { name: n.to_string(), width: 4 }).chain([RegisterDesc { name: "S".into(), width: 5 }]).collect();
+        let d = MachineDesc::new("add4", regs, vec![], vec![], b.finish());
+        let w = weave(&d, &WeaveOptions::default()).unwrap();
+        let a = &w.allocation;
+        let l = 1; // register bits are ready after layer 1's mixer: the adder is layer 1's MLP
+        assert!(!a.layers[l].units.is_empty());
+        let h = a.geometry.hidden;
+        let get = |n: &str| w.weights[&format!("model.layers.{l}.mlp.{n}.weight")].clone();
+        let (gate, up, down) = (get("gate_proj"), get("up_proj"), get("down_proj"));
+        let gain = 1.0 + norm_gain_weight(1e-6);
+        let reg_slot = |r: usize, bit: usize| a.slot_of[w.netlist.reg_bits[r][bit] as usize];
+        let sum_slots: Vec<(usize, f32)> = w.netlist.outputs.iter().skip(2).flat_map(|o| o.bits.iter().map(|s| a.slot(*s))).collect();
+        for av in 0..16u32 {
+            for bv in 0..16u32 {
+                let mut xr = vec![-1.0f32; h];
+                xr[a.slot(crate::net::Sig::ONE).0] = 1.0;
+                for j in 0..4 {
+                    xr[reg_slot(0, j)] = if (av >> j) & 1 == 1 { 1.0 } else { -1.0 };
+                    xr[reg_slot(1, j)] = if (bv >> j) & 1 == 1 { 1.0 } else { -1.0 };
+                }
+                let ms = xr.iter().map(|v| v * v).sum::<f32>() / h as f32;
+                let r = 1.0 / (ms + 1e-6f32).sqrt();
+                let xn: Vec<f32> = xr.iter().map(|v| (v * r) * gain).collect();
+                assert_eq!(xn, xr, "the norm is the identity on ±1");
+                let iu = a.geometry.intermediate;
+                let mut hid = vec![0f32; iu];
+                for u in 0..iu {
+                    let g: f32 = (0..h).map(|c| gate.at2(u, c) * xn[c]).sum();
+                    let up_v: f32 = (0..h).map(|c| up.at2(u, c) * xn[c]).sum();
+                    assert_eq!(g % K_MLP, 0.0, "gate pre-activations are multiples of 128");
+                    hid[u] = silu(g) * up_v;
+                }
+                let out: Vec<f32> = (0..h).map(|c| (0..iu).map(|u| down.at2(c, u) * hid[u]).sum()).collect();
+                let want = av + bv;
+                for (c, o) in out.iter().enumerate() {
+                    let bit = sum_slots.iter().position(|(s, _)| *s == c);
+                    let expect = match bit {
+                        Some(j) if (want >> j) & 1 == 1 => 2.0,
+                        _ => 0.0,
+                    };
+                    assert_eq!(*o, expect, "a={av} b={bv} slot {c}");
+                }
+            }
+        }
+    }
+}

@@ -70,3 +70,30 @@ pub fn schedule(net: &Netlist) -> Schedule {
     let num_layers = ((last - 1) / 2 + 1) as usize;
     Schedule { ready, gate_sublayer, read_sublayer, num_layers }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{Commit, Read};
+
+    #[test]
+    fn reads_and_gates_go_to_the_first_sublayer_that_has_their_inputs() {
+        let mut n = Netlist::new();
+        let en = Sig::of(n.add_node(Source::TokClass(0), "step".into()));
+        let st = Sig::of(n.add_node(Source::Staged { field: 0, bit: 0 }, "staged".into()));
+        n.commits.push(Commit { mem: 0, enable: en, addr: vec![st], data: vec![st] });
+        let r = Sig::of(n.add_node(Source::RegBit { reg: 0, bit: 0 }, "reg".into()));
+        n.reg_bits.push(vec![r.node]);
+        let g1 = n.gate("g1", &[(vec![(r, 1), (st, 1)], -2, 1)], 0).unwrap(); // needs the register: layer 1 MLP
+        let rb = n.add_node(Source::ReadBit { read: 0, bit: 0 }, "rd".into());
+        n.reads.push(Read { mem: 0, addr: vec![g1], bits: vec![rb] });
+        let g2 = n.gate("g2", &[(vec![(Sig::of(rb), 1), (en, 1)], -2, 1)], 0).unwrap();
+        let g0 = n.gate("g0", &[(vec![(st, 1), (en, 1)], -1, 1)], 0).unwrap(); // staged only: layer 0 MLP
+        n.outputs.push(crate::net::FieldOut { bits: vec![g2, g0], present: None });
+        let s = schedule(&n);
+        assert_eq!(s.gate_sublayer, vec![3, 5, 1]);
+        assert_eq!(s.read_sublayer, vec![4]);
+        assert_eq!(s.ready[g2.node as usize], 6);
+        assert_eq!(s.num_layers, 3);
+    }
+}
