@@ -21,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut r = Reference::new(acc8());
     r.load(0, 0, &prog);
     let want = r.run(steps);
+    std::fs::write(format!("{}-program.bin", dir.display()), acc8_stress_program(2))?;
     std::fs::write(format!("{}-prompt.json", dir.display()), serde_json::to_string(&prompt)?)?;
     std::fs::write(format!("{}-expected.json", dir.display()), serde_json::to_string(&want)?)?;
     eprintln!("{}\nprompt {} tokens, expected {} tokens", w.report.render(), prompt.len(), want.len());
