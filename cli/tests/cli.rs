@@ -21,7 +21,7 @@ fn scratch(name: &str) -> PathBuf {
 
 #[test]
 fn generate_on_the_bundled_model() {
-    let out_dir = scratch("gen");
+    let out_dir = scratch("generated");
     let logits = out_dir.join("logits.safetensors");
     let out = loom()
         .args(["generate", "--model"])
@@ -32,8 +32,8 @@ fn generate_on_the_bundled_model() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let gen = v["generated"].as_array().unwrap();
-    assert_eq!(gen.len(), 5);
+    let generated = v["generated"].as_array().unwrap();
+    assert_eq!(generated.len(), 5);
     let bytes = std::fs::read(&logits).unwrap();
     let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     let t = st.tensor("logits").unwrap();
@@ -41,7 +41,7 @@ fn generate_on_the_bundled_model() {
     // The logged logits pick the printed tokens.
     let row0: Vec<f32> = t.data()[..128 * 4].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     let am = row0.iter().enumerate().fold(0, |b, (i, x)| if *x > row0[b] { i } else { b });
-    assert_eq!(gen[0].as_u64().unwrap() as usize, am);
+    assert_eq!(generated[0].as_u64().unwrap() as usize, am);
 }
 
 fn fails_with(args: &[&str], model: &Path, needles: &[&str]) {
