@@ -19,8 +19,8 @@ pub struct Args {
     /// Tokens to decode (timed one by one after the prefill).
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
-    /// burn backend: ndarray, flex or wgpu.
-    #[arg(long, default_value = "ndarray")]
+    /// burn backend: flex (default), ndarray or wgpu.
+    #[arg(long, default_value = "flex")]
     pub backend: String,
 }
 

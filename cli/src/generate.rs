@@ -16,8 +16,8 @@ pub struct Args {
     /// Number of tokens to generate.
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
-    /// burn backend: ndarray (default), flex or wgpu.
-    #[arg(long, default_value = "ndarray")]
+    /// burn backend: flex (default), ndarray or wgpu.
+    #[arg(long, default_value = "flex")]
     pub backend: String,
     /// Write the logits of the generated positions ([N, vocab], f32, tensor `logits`) as safetensors.
     #[arg(long)]

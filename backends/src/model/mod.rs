@@ -40,9 +40,9 @@ pub enum ModelError {
 /// The burn backends this runtime can use, chosen at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
-    /// burn-ndarray (CPU): the backend the design card names, and the default.
+    /// burn-ndarray (CPU): the backend the design card names; deprecated in burn 0.22, gone in 0.23.
     Ndarray,
-    /// burn-flex (CPU): burn 0.22's pure-Rust replacement for ndarray.
+    /// burn-flex (CPU): burn 0.22's pure-Rust replacement for ndarray; `loom`'s default (faster decoding here).
     Flex,
     /// burn-wgpu (GPU through WebGPU/Vulkan; runs on Mesa's software Vulkan without a GPU).
     Wgpu,
