@@ -1,5 +1,6 @@
 //! Batches of independent sequences give what each sequence gives alone, in prefill and in decode; chunked
 //! and stepwise prefill agree; the bundled tiny model loads and generates.
+#![cfg(feature = "burn")]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Agreement with transformers on the shared fixtures: every hidden state and the logits of a whole-prompt
 //! prefill, and the logits of one-token-at-a-time decoding, within a relative error of 1e-4, on ndarray and
 //! flex (and wgpu with `WEAVER_WGPU=1`).
+#![cfg(feature = "burn")]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Greedy tokens equal to transformers' on a checkpoint we saved, with chunked and with stepwise prefill.
 //! Runs when `WEAVER_HF_PYTHON` names a python with torch + transformers (skipped otherwise, saying so);
 //! uses `../shared/tools/hf_decode.py` (or `WEAVER_HF_DECODE`).
+#![cfg(feature = "burn")]
 
 mod common;
 

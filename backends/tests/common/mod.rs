@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: where the fixtures are, which backends to run, error norms.
 #![allow(dead_code)]
 
+#[cfg(feature = "burn")]
 use backends::model::BackendKind;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,7 @@ pub fn fixtures(test: &str) -> Vec<PathBuf> {
 }
 
 /// The CPU backends always, wgpu when `WEAVER_WGPU=1`.
+#[cfg(feature = "burn")]
 pub fn backends_under_test() -> Vec<BackendKind> {
     let mut v = vec![BackendKind::Ndarray, BackendKind::Flex];
     if std::env::var("WEAVER_WGPU").is_ok_and(|v| v == "1") {
