@@ -23,14 +23,15 @@ fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
     let g = alloc.geometry;
     let params = cfg.parameter_count();
     eprintln!(
-        "rv32im {} KiB {:?}: {} layers, hidden {}, intermediate {}, {} DeltaNet heads/layer (d_k {}, d_v {}), vocab {}, \
+        "rv32im {} KiB {:?}: {} layers, hidden {}, intermediate {}, {} DeltaNet key / {} value heads per layer (d_k {}, d_v {}), vocab {}, \
          {} parameters ({:.1} GB dense f32), {} gates, {} memory reads, {} trace tokens per step ({:.1} s to allocate)",
         opts.ram_size / 1024,
         opts.layout,
         g.layers,
         g.hidden,
         g.intermediate,
-        g.heads,
+        g.key_heads,
+        g.value_heads,
         g.dk,
         g.dv,
         g.vocab,
