@@ -269,11 +269,21 @@ pub fn allocate(
         }
     }
     let nl = layers.len();
-    // Key-head groups: constant-key heads share key heads, R value heads each.
-    let consts_max = layers.iter().map(|l| l.heads.iter().filter(|h| matches!(h.key, KeySrc::Const)).count()).max().unwrap_or(0);
+    // Key-head groups: constant-key heads share key heads, R value heads each. Qwen3.5 gives every key head
+    // the same number of value heads, so R is chosen to minimise the DeltaNet parameters
+    // (∝ 2·nk·d_k + nv·(3·d_v + 2)), or taken from the target geometry.
+    let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
+    let (dk_min, dv_min) = (pow4_at_least(rows_needed), 4 * maxbits.div_ceil(2).max(1));
+    let consts_per_layer: Vec<usize> = layers.iter().map(|l| l.heads.iter().filter(|h| matches!(h.key, KeySrc::Const)).count()).collect();
+    let addr_per_layer: Vec<usize> = layers.iter().zip(&consts_per_layer).map(|(l, c)| l.heads.len() - c).collect();
+    let groups_for = |r: usize| -> usize { consts_per_layer.iter().zip(&addr_per_layer).map(|(c, a)| c.div_ceil(r) + a).max().unwrap_or(0).max(1) };
     let r = match fit {
         Some(t) if t.key_heads > 0 && t.value_heads % t.key_heads == 0 => (t.value_heads / t.key_heads).max(1),
-        _ => consts_max.max(1),
+        _ => {
+            let (dk, dv) = (fit.map_or(dk_min, |t| t.dk.max(dk_min)), fit.map_or(dv_min, |t| t.dv.max(dv_min)));
+            let cost = |r: usize| 2 * groups_for(r) * dk + groups_for(r) * r * (3 * dv + 2);
+            (1..=consts_per_layer.iter().copied().max().unwrap_or(1).max(1)).min_by_key(|r| (cost(*r), *r)).unwrap_or(1)
+        }
     };
     for la in layers.iter_mut() {
         let consts: Vec<usize> = (0..la.heads.len()).filter(|i| matches!(la.heads[*i].key, KeySrc::Const)).collect();
@@ -281,15 +291,14 @@ pub fn allocate(
         la.groups.extend((0..la.heads.len()).filter(|i| !matches!(la.heads[*i].key, KeySrc::Const)).map(|i| vec![i]));
     }
     let key_heads = layers.iter().map(|l| l.groups.len()).max().unwrap_or(0).max(1);
-    let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
     let minimal = Geometry {
         layers: nl,
         hidden: slots.len(),
         intermediate: layers.iter().map(|l| l.units.len()).max().unwrap_or(0).max(1),
         key_heads,
         value_heads: key_heads * r,
-        dk: pow4_at_least(rows_needed),
-        dv: 4 * maxbits.div_ceil(2).max(1),
+        dk: dk_min,
+        dv: dv_min,
         vocab: proto.vocab_size as usize,
     };
     let geometry = match fit {
@@ -318,9 +327,11 @@ mod tests {
         assert_eq!(count(SlotKind::TokBit), 8);
         assert_eq!(count(SlotKind::TokNone), 1);
         assert_eq!(count(SlotKind::Pad), 0);
-        // layer 0: one staging head per field, all behind one shared constant key head
+        // layer 0: one staging head per field, sharing constant key heads (R per key head, R chosen for the
+        // fewest parameters: 7 staging heads, 2 memory reads in one layer -> R = 4, 2 key / 8 value heads)
         assert_eq!(a.layers[0].heads.len(), w.protocol.fields.len());
-        assert_eq!(a.layers[0].groups, vec![(0..w.protocol.fields.len()).collect::<Vec<_>>()]);
+        assert_eq!((a.geometry.key_heads, a.geometry.value_heads), (2, 8));
+        assert_eq!(a.layers[0].groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6]]);
         // layer 1: the PC and ACC register heads share a key head
         assert!(a.layers[1].heads.iter().any(|h| h.name == "register ACC"));
         // memory reads have key heads of their own
