@@ -65,6 +65,15 @@ impl SparseMatrix {
         Self { rows, cols, col_ptr: counts, row_idx, vals }
     }
 
+    /// Indices of the rows that hold at least one nonzero, ascending: the outputs that can be nonzero.
+    pub fn nonempty_rows(&self) -> Vec<u32> {
+        let mut seen = vec![false; self.rows];
+        for r in &self.row_idx {
+            seen[*r as usize] = true;
+        }
+        (0..self.rows as u32).filter(|r| seen[*r as usize]).collect()
+    }
+
     /// Stored nonzeros.
     pub fn nnz(&self) -> usize {
         self.vals.len()
@@ -123,6 +132,9 @@ impl Mlp {
 
 struct DeltaNet {
     qkv: SparseMatrix,
+    /// Conv channels whose `in_proj_qkv` row has a nonzero. Every other channel's input, conv window and
+    /// SiLU output stay exactly 0, so they are skipped.
+    active: Vec<u32>,
     z: SparseMatrix,
     b: SparseMatrix,
     a: SparseMatrix,
@@ -205,8 +217,10 @@ impl SparseModel {
             let mixer = match lt {
                 LayerType::LinearAttention => {
                     let a = format!("{p}.linear_attn");
+                    let qkv = sp(&format!("{a}.in_proj_qkv.weight"))?;
                     Mixer::Linear(DeltaNet {
-                        qkv: sp(&format!("{a}.in_proj_qkv.weight"))?,
+                        active: qkv.nonempty_rows(),
+                        qkv,
                         z: sp(&format!("{a}.in_proj_z.weight"))?,
                         b: sp(&format!("{a}.in_proj_b.weight"))?,
                         a: sp(&format!("{a}.in_proj_a.weight"))?,
@@ -359,7 +373,8 @@ impl SparseModel {
         // Depthwise causal conv over [window (kernel-1 previous inputs, oldest first), current], then SiLU.
         let conv_dim = mixed.len();
         let mut act = vec![0f32; conv_dim];
-        for ch in 0..conv_dim {
+        for &ch in &d.active {
+            let ch = ch as usize;
             let w = &d.conv[ch * kk..(ch + 1) * kk];
             let win = &mut conv_state[ch * (kk - 1)..(ch + 1) * (kk - 1)];
             let mut acc = 0f32;
@@ -367,7 +382,7 @@ impl SparseModel {
                 acc += w[j] * win[j];
             }
             acc += w[kk - 1] * mixed[ch];
-            act[ch] = silu(acc);
+            act[ch] = if acc == 0.0 { 0.0 } else { silu(acc) };
             if kk > 1 {
                 win.rotate_left(1);
                 win[kk - 2] = mixed[ch];
@@ -380,6 +395,9 @@ impl SparseModel {
         let a = d.a.matvec(x);
         let scale = (dk as f32).sqrt();
         let l2 = |u: &[f32]| -> Vec<f32> {
+            if u.iter().all(|e| *e == 0.0) {
+                return vec![0.0; u.len()];
+            }
             let ss = u.iter().map(|e| e * e).sum::<f32>();
             let r = 1.0 / (ss + 1e-6).sqrt();
             u.iter().map(|e| e * r).collect()
@@ -424,6 +442,10 @@ impl SparseModel {
                 }
             }
             let o = &mut out[hv * dv..(hv + 1) * dv];
+            if qv.iter().all(|e| *e == 0.0) {
+                // o = S^T 0 = 0, and the gated RMSNorm of 0 is exactly 0.
+                continue;
+            }
             for r in 0..dk {
                 if qv[r] != 0.0 {
                     for (ov, sv) in o.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
@@ -436,7 +458,9 @@ impl SparseModel {
             let r = 1.0 / (ms + eps).sqrt();
             let zh = &z[hv * dv..(hv + 1) * dv];
             for j in 0..dv {
-                o[j] = (d.norm_w[j] * (o[j] * r)) * silu(zh[j]);
+                if o[j] != 0.0 {
+                    o[j] = (d.norm_w[j] * (o[j] * r)) * silu(zh[j]);
+                }
             }
         }
         d.out.matvec(&out)
@@ -444,6 +468,11 @@ impl SparseModel {
 
     fn attention(&self, a: &Attention, x: &[f32], kc: &mut Vec<Vec<f32>>, vc: &mut Vec<Vec<f32>>, pos: usize) -> Vec<f32> {
         let c = &self.cfg;
+        if a.o.nnz() == 0 {
+            // An all-zero o_proj adds exactly 0 whatever the attention computes (its inputs are finite), so
+            // neither the attention nor its KV cache is needed: a long trace does not slow such a layer down.
+            return vec![0.0; c.hidden_size];
+        }
         let (nh, nkv, hd) = (c.num_attention_heads, c.num_key_value_heads, c.head_dim);
         let eps = c.rms_norm_eps as f32;
         let qg = a.q.matvec(x);
