@@ -581,9 +581,12 @@ mod fixture_tests {
     use std::path::PathBuf;
 
     fn fixtures_dir() -> Option<PathBuf> {
+        // A relative WEAVER_FIXTURES is relative to the repository root (where .ci/run sets it), not to this
+        // crate's directory, which is the working directory of its tests.
+        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
         let d = std::env::var("WEAVER_FIXTURES")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures")));
+            .map(|v| root.join(v))
+            .unwrap_or_else(|_| root.join("../shared/fixtures"));
         if d.is_dir() {
             Some(d)
         } else if std::env::var("CI").as_deref() == Ok("true") {
