@@ -22,8 +22,10 @@ use std::path::{Path, PathBuf};
 /// concerned, the tensor.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// `err` is shown in the message and deliberately not chained as a `source`, so reports that print the
+    /// whole error chain (anyhow's `{:#}`) do not repeat it.
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("{dir}: no model.safetensors or model.safetensors.index.json in this directory")]
@@ -43,7 +45,7 @@ pub enum CheckpointError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
-    move |source| CheckpointError::Io { path: path.display().to_string(), source }
+    move |err| CheckpointError::Io { path: path.display().to_string(), err }
 }
 
 /// One memory-mapped safetensors file.
@@ -95,7 +97,7 @@ impl Checkpoint {
         if !meta.is_dir() {
             return Err(CheckpointError::Io {
                 path: dir.display().to_string(),
-                source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+                err: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
             });
         }
         let config = Qwen35Config::from_file(&dir.join("config.json"))?;

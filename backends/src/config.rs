@@ -151,8 +151,9 @@ fn d_act() -> String {
 /// Errors reading or checking a config.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// `err` is part of the message, not a chained `source`, so chain-printing reports do not repeat it.
+    #[error("cannot read {path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{path}: malformed Qwen3.5 config: {msg}")]
     Malformed { path: String, msg: String },
 }
@@ -187,7 +188,7 @@ impl Qwen35Config {
     /// Read and parse `path` (a `config.json`).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+            .map_err(|err| ConfigError::Io { path: path.display().to_string(), err })?;
         Self::from_json(&text, &path.display().to_string())
     }
 
