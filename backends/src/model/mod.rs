@@ -314,13 +314,5 @@ impl Qwen35Model {
     }
 }
 
-/// Index of the largest value (the first one on ties, like `torch.argmax`).
-pub fn argmax(v: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, x) in v.iter().enumerate() {
-        if *x > v[best] {
-            best = i;
-        }
-    }
-    best as u32
-}
+/// Index of the largest value (the first one on ties, like `torch.argmax`); shared with the sparse executor.
+pub use crate::sparse::argmax;
