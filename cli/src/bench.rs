@@ -25,7 +25,7 @@ pub struct Args {
 }
 
 /// A `kB` field of /proc/self/status (`VmHWM`, `VmRSS`), in bytes; `None` where /proc is absent.
-fn proc_status_bytes(field: &str) -> Option<u64> {
+pub fn proc_status_bytes(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

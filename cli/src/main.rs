@@ -6,6 +6,7 @@ mod bench;
 mod generate;
 mod random_model;
 mod run;
+mod rv32;
 mod weave;
 
 #[derive(Parser)]
@@ -25,21 +26,27 @@ enum Command {
     BenchGenerate(bench::Args),
     /// Weave a machine (TOML config) into a checkpoint directory; prints the report.
     Weave(weave::Args),
-    /// Run a woven machine from its checkpoint directory (host devices only).
+    /// Run a program on a machine: `run configs/rv32im.toml [prog.elf]` weaves the machine and runs the ELF (or
+    /// the built-in demo), printing its console and exiting with its status; `run --model DIR PROGRAM` runs
+    /// a woven checkpoint directory. Host devices only: the instructions run in the weights.
     Run(run::Args),
+    /// `run` as a benchmark: no console output; prints weave time, tokens/s, instructions/s, memory as JSON.
+    BenchRun(run::Args),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    let ok = |r: anyhow::Result<()>| r.map(|()| std::process::ExitCode::SUCCESS);
     let result = match cli.command {
-        Command::Generate(a) => generate::run(a),
-        Command::RandomModel(a) => random_model::run(a),
-        Command::BenchGenerate(a) => bench::run(a),
-        Command::Weave(a) => weave::run(a),
-        Command::Run(a) => run::run(a),
+        Command::Generate(a) => ok(generate::run(a)),
+        Command::RandomModel(a) => ok(random_model::run(a)),
+        Command::BenchGenerate(a) => ok(bench::run(a)),
+        Command::Weave(a) => ok(weave::run(a)),
+        Command::Run(a) => run::run(a, false),
+        Command::BenchRun(a) => run::run(a, true),
     };
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

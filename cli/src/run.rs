@@ -1,4 +1,5 @@
-//! `loom run --model DIR PROGRAM`: run a woven machine from its checkpoint directory. The decode loop knows
+//! `loom run CONFIG [PROGRAM]` weaves the machine a config names and runs a program on it (see [`crate::rv32`]);
+//! `loom run --model DIR PROGRAM` runs a woven machine from its checkpoint directory. The decode loop knows
 //! only the published manifest (token meanings) and the weights: it loads the program through load tokens,
 //! feeds back every generated token and prints the output port. No circuit and no reference interpreter is
 //! reachable from here.
@@ -11,36 +12,72 @@ use weaver::host;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Woven checkpoint directory (from `loom weave`).
+    /// `CONFIG [PROGRAM.elf]`: a machine config (configs/rv32im.toml) and an ELF32 program (default: the
+    /// built-in demo). With --model: `PROGRAM`, a raw image (little-endian words of the program memory).
+    #[arg(num_args = 0..=2, value_name = "CONFIG [PROGRAM] | PROGRAM")]
+    pub inputs: Vec<PathBuf>,
+    /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
     #[arg(long)]
-    pub model: PathBuf,
-    /// Program image: raw bytes, little-endian words of the program memory's word width.
-    pub program: PathBuf,
+    pub model: Option<PathBuf>,
     /// Load address of the image.
     #[arg(long, default_value_t = 0)]
     pub base: u64,
-    /// Stop after this many machine steps if the machine has not halted.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub max_steps: usize,
+    /// Stop after this many machine steps if the machine has not halted (default: the config's
+    /// `max_steps`, or 1,000,000 with --model).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
     /// Write {"prompt": [...], "generated": [...], "injected": [[i, id], ...]} here.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Print the output port's values (one per line).
+    /// Print the output port's values (one per line; with --model).
     #[arg(long)]
     pub print_outputs: bool,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
-    let (config, weights, manifest) = load(&a.model)?;
+/// `loom run`: dispatch on the form of the arguments; returns the process exit status.
+pub fn run(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
+    if a.model.is_some() {
+        if bench {
+            anyhow::bail!("bench-run takes a config, not --model (use bench-generate for checkpoints)");
+        }
+        run_checkpoint(a)?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let Some(config) = a.inputs.first() else {
+        anyhow::bail!("give a machine config (e.g. configs/rv32im.toml) and optionally a program, or --model DIR PROGRAM");
+    };
+    if a.print_outputs || a.base != 0 {
+        anyhow::bail!("--print-outputs and --base apply to --model runs");
+    }
+    crate::rv32::run(crate::rv32::Rv32Run {
+        config,
+        program: a.inputs.get(1).map(|p| p.as_path()),
+        max_steps: a.max_steps,
+        trace: a.trace,
+        progress: !a.no_progress,
+        bench,
+    })
+}
+
+fn run_checkpoint(a: Args) -> anyhow::Result<()> {
+    let model_dir = a.model.clone().expect("checked by the caller");
+    let [program] = &a.inputs[..] else {
+        anyhow::bail!("--model DIR takes one PROGRAM (a raw image), got {} arguments", a.inputs.len());
+    };
+    let max_steps = a.max_steps.unwrap_or(1_000_000);
+    let (config, weights, manifest) = load(&model_dir)?;
     let model = SparseModel::new(&config, &weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
-    let bytes = std::fs::read(&a.program).with_context(|| format!("reading {}", a.program.display()))?;
+    let bytes = std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
     let mem = manifest.memories.get(manifest.program_memory as usize).context("the manifest names no program memory")?;
     let wb = mem.word_width.div_ceil(8) as usize;
     let words: Vec<u64> = bytes.chunks(wb).map(|c| c.iter().rev().fold(0u64, |acc, b| (acc << 8) | *b as u64)).collect();
     let prompt = host::program_prompt(&manifest.protocol, manifest.program_memory, a.base, &words);
     let mut st = model.new_state();
     let t0 = std::time::Instant::now();
-    let out = host::run(&manifest.protocol, &prompt, a.max_steps, |t| model.step_argmax(&mut st, t)).map_err(anyhow::Error::msg)?;
+    let out = host::run(&manifest.protocol, &prompt, max_steps, |t| model.step_argmax(&mut st, t)).map_err(anyhow::Error::msg)?;
     let dt = t0.elapsed().as_secs_f64();
     if a.print_outputs {
         for (port, v) in &out.outputs {

@@ -12,7 +12,7 @@ OBJDUMP=${OBJDUMP:-riscv64-unknown-elf-objdump}
 SPECS="-specs=picolibc.specs"
 CFLAGS="$SPECS -march=rv32im_zba -mabi=ilp32 -Os -g0 -ffreestanding -fno-builtin-printf -ffunction-sections -fdata-sections -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format"
 LDFLAGS="$SPECS -march=rv32im -mabi=ilp32 -nostartfiles -T src/link.ld -Wl,--gc-sections -Wl,--no-relax -Wl,--no-warn-rwx-segments -s"
-PROGRAMS="hello sort crc32 sha256 sieve bignum printf zba muldiv isa_selftest"
+PROGRAMS="hello sort crc32 sha256 sieve bignum printf zba muldiv isa_selftest demo"
 mkdir -p bin expected obj
 $CC $CFLAGS -c src/crt0.S -o obj/crt0.o
 $CC $CFLAGS -c src/rt.c -o obj/rt.o

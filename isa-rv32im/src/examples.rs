@@ -96,6 +96,13 @@ pub const EXAMPLES: &[Example] = &[
         expected_stdout: include_bytes!("../../examples/rv32/expected/isa_selftest.out"),
         expected_status: include_str!("../../examples/rv32/expected/isa_selftest.status"),
     },
+    Example {
+        name: "demo",
+        description: "built-in demo: exact bignum products 123456789 x 987654321 and of two 29-digit numbers, computed in the machine",
+        elf: include_bytes!("../../examples/rv32/bin/demo.elf"),
+        expected_stdout: include_bytes!("../../examples/rv32/expected/demo.out"),
+        expected_status: include_str!("../../examples/rv32/expected/demo.status"),
+    },
 ];
 
 /// Looks an example up by name.

@@ -23,6 +23,7 @@ pub mod error;
 pub mod examples;
 pub mod interp;
 pub mod mem;
+pub mod program;
 pub mod qemu_trace;
 
 pub use circuit::{CircuitHart, FaultCode, Rv32MachineOptions, rv32im_machine};

@@ -16,7 +16,7 @@ fn run(name: &str) -> (String, i32, u64) {
 
 #[test]
 fn every_example_matches_its_recorded_qemu_output() {
-    assert_eq!(EXAMPLES.len(), 10);
+    assert_eq!(EXAMPLES.len(), 11);
     let mut total = 0;
     for ex in EXAMPLES {
         assert!(

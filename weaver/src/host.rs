@@ -31,9 +31,32 @@ pub fn program_prompt(proto: &Protocol, mem: u32, base: u64, words: &[u64]) -> V
     p
 }
 
+/// What the decode loop reports while it runs (see [`run_observed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A complete value was written to output port `port` (all its chunks seen).
+    Output { port: u32, value: u64 },
+    /// A generated token (`index` into `generated`), decoded.
+    Token { index: usize, token: u32 },
+    /// A STEP token was generated: `steps` steps done.
+    Step { steps: usize },
+}
+
 /// Feed `prompt`, then decode greedily until HALT or `max_steps` STEP tokens. `next(token)` feeds one token
 /// and returns the model's next token.
-pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, mut next: impl FnMut(u32) -> Result<u32, E>) -> Result<RunOutcome, E> {
+pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, next: impl FnMut(u32) -> Result<u32, E>) -> Result<RunOutcome, E> {
+    run_observed(proto, prompt, max_steps, next, |_| {})
+}
+
+/// [`run`], calling `observe` for every generated token, completed output-port write and step, in trace
+/// order (a host prints console bytes as they come and draws progress from these).
+pub fn run_observed<E>(
+    proto: &Protocol,
+    prompt: &[u32],
+    max_steps: usize,
+    mut next: impl FnMut(u32) -> Result<u32, E>,
+    mut observe: impl FnMut(Event),
+) -> Result<RunOutcome, E> {
     let mut out = RunOutcome { trace: Trace { prompt: prompt.to_vec(), ..Trace::default() }, ..RunOutcome::default() };
     let mut pred = None;
     for t in prompt {
@@ -43,6 +66,7 @@ pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, mut next: impl
     let mut chunks: Vec<u64> = Vec::new();
     loop {
         out.trace.generated.push(tok);
+        observe(Event::Token { index: out.trace.generated.len() - 1, token: tok });
         match proto.decode(tok) {
             Some(Token::Halt) => {
                 out.halted = true;
@@ -50,6 +74,7 @@ pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, mut next: impl
             }
             Some(Token::Step) => {
                 out.steps += 1;
+                observe(Event::Step { steps: out.steps });
                 if out.steps >= max_steps {
                     break;
                 }
@@ -62,7 +87,9 @@ pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, mut next: impl
                     chunks.push(value << proto.fields[field as usize].lo);
                     let last = proto.fields.get(field as usize + 1).is_none_or(|f| !matches!(f.role, FieldRole::Out { port: p, .. } if p == port));
                     if last {
-                        out.outputs.push((port, chunks.iter().fold(0, |a, b| a | b)));
+                        let value = chunks.iter().fold(0, |a, b| a | b);
+                        out.outputs.push((port, value));
+                        observe(Event::Output { port, value });
                     }
                 }
             }

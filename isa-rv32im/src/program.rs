@@ -1,0 +1,120 @@
+//! Program loading for the woven machine: an ELF32 executable becomes the machine's initial memory contents
+//! (RAM words or byte lanes, and the register file), and those become the *load tokens* of the prompt
+//! (`LOAD_<mem>_ADDR`/`LOAD_<mem>_DATA`, then `STEP`), as the trace protocol of `isa-api` defines them.
+//!
+//! This is the host's program loader: it copies bytes and never executes an instruction.
+
+use crate::circuit::{MemoryLayout, Rv32MachineOptions, mem, ram_image};
+use crate::elf::{ElfError, parse_elf};
+use crate::mem::Ram;
+use thiserror::Error;
+
+/// Why a program cannot be loaded into the woven machine.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProgramError {
+    /// The file is not a loadable RV32 executable.
+    #[error(transparent)]
+    Elf(#[from] ElfError),
+    /// The machine's pc starts at the RAM base (its PC register is a word index that resets to 0).
+    #[error("entry point {entry:#010x} is not the RAM base {ram_base:#010x}: the machine starts at the RAM base, so link the program there (examples/rv32/src/link.ld)")]
+    EntryNotAtRamBase { entry: u32, ram_base: u32 },
+    /// A segment lies (partly) outside the machine's RAM.
+    #[error("segment at {vaddr:#010x} ({memsz} bytes) lies outside the machine's RAM [{ram_base:#010x}, {ram_end:#x}); raise ram_size in the config")]
+    SegmentOutsideRam { vaddr: u32, memsz: u32, ram_base: u32, ram_end: u64 },
+    /// The RAM geometry of the options is impossible.
+    #[error("RAM of {size} bytes at {base:#x} is not a valid machine RAM")]
+    BadRam { base: u32, size: u32 },
+}
+
+/// A program as the machine's initial state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramImage {
+    /// RAM contents from the RAM base, `ram_size` bytes.
+    pub ram: Vec<u8>,
+    /// x0..x31: all zero except sp (x2) = top of RAM rounded down to 16 bytes, as [`crate::load_elf`] sets them.
+    pub x: [u32; 32],
+    /// Entry point (= the RAM base).
+    pub entry: u32,
+    layout: MemoryLayout,
+}
+
+impl ProgramImage {
+    /// Load an ELF32 RISC-V executable for the machine of `opts`. Checks everything; never panics.
+    pub fn from_elf(bytes: &[u8], opts: &Rv32MachineOptions) -> Result<ProgramImage, ProgramError> {
+        let image = parse_elf(bytes)?;
+        let mut ram = Ram::new(opts.ram_base, opts.ram_size).ok_or(ProgramError::BadRam { base: opts.ram_base, size: opts.ram_size })?;
+        if image.entry != opts.ram_base {
+            return Err(ProgramError::EntryNotAtRamBase { entry: image.entry, ram_base: opts.ram_base });
+        }
+        for s in &image.segments {
+            let outside = ProgramError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base: ram.base(), ram_end: ram.end() };
+            if ram.offset(s.vaddr, s.memsz).is_none() {
+                return Err(outside);
+            }
+            ram.load(s.vaddr, &s.data).ok_or(outside)?;
+        }
+        let mut x = [0u32; 32];
+        x[2] = ram.end().min(0xffff_fff0) as u32 & !15;
+        Ok(ProgramImage { ram: ram.bytes().to_vec(), x, entry: image.entry, layout: opts.layout })
+    }
+
+    /// The prompt that loads this program and starts the machine: load tokens for every nonzero RAM word
+    /// (each RAM memory in order) and register, then `STEP`.
+    pub fn prompt(&self, proto: &isa_api::Protocol) -> Vec<u32> {
+        let mut p = Vec::new();
+        for (m, words) in ram_image(&self.ram, self.layout).iter().enumerate() {
+            p.extend(proto.load_tokens(mem::RAM0 + m as u32, 0, words));
+        }
+        let xs: Vec<u64> = self.x.iter().map(|v| *v as u64).collect();
+        p.extend(proto.load_tokens(mem::X, 0, &xs));
+        p.push(proto.step_token);
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit::rv32im_machine;
+    use crate::examples::example;
+
+    #[test]
+    fn the_image_equals_the_interpreters_loaded_state() {
+        let opts = Rv32MachineOptions::default();
+        for name in ["hello", "demo", "sha256"] {
+            let ex = example(name).unwrap();
+            let img = ProgramImage::from_elf(ex.elf, &opts).unwrap();
+            let cpu = crate::load_elf(ex.elf, opts.interp_config()).unwrap();
+            assert_eq!(img.ram, cpu.ram().bytes(), "{name}");
+            assert_eq!(img.x.to_vec(), cpu.regs().to_vec(), "{name}");
+            assert_eq!(img.entry, cpu.pc());
+        }
+    }
+
+    #[test]
+    fn the_prompt_loads_nonzero_words_and_ends_with_step() {
+        let opts = Rv32MachineOptions::default();
+        let desc = rv32im_machine(&opts).unwrap();
+        let proto = isa_api::Protocol::of(&desc);
+        let img = ProgramImage::from_elf(example("hello").unwrap().elf, &opts).unwrap();
+        let p = img.prompt(&proto);
+        assert_eq!(*p.last().unwrap(), proto.step_token);
+        let nonzero_words = img.ram.chunks(4).filter(|w| w.iter().any(|b| *b != 0)).count();
+        // Per word: the address and data chunks of the RAM load fields; sp: the same for X.
+        let per_ram = proto.fields_where(|r| matches!(r, isa_api::FieldRole::LoadAddr { mem: 1, .. } | isa_api::FieldRole::LoadData { mem: 1, .. })).len();
+        let per_x = proto.fields_where(|r| matches!(r, isa_api::FieldRole::LoadAddr { mem: 0, .. } | isa_api::FieldRole::LoadData { mem: 0, .. })).len();
+        assert_eq!(p.len(), nonzero_words * per_ram + per_x + 1);
+    }
+
+    #[test]
+    fn bad_programs_are_named() {
+        let opts = Rv32MachineOptions::default();
+        assert!(matches!(ProgramImage::from_elf(b"nope", &opts), Err(ProgramError::Elf(_))));
+        let small = Rv32MachineOptions { ram_size: 1024, ..opts };
+        let e = ProgramImage::from_elf(example("sha256").unwrap().elf, &small).unwrap_err();
+        assert!(e.to_string().contains("outside the machine's RAM"), "{e}");
+        let moved = Rv32MachineOptions { ram_base: 0x20000, ..opts };
+        let e = ProgramImage::from_elf(example("hello").unwrap().elf, &moved).unwrap_err();
+        assert!(matches!(e, ProgramError::EntryNotAtRamBase { .. } | ProgramError::SegmentOutsideRam { .. }), "{e}");
+    }
+}
