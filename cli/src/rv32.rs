@@ -132,6 +132,7 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
     let mut ram_data: Vec<Option<u64>> = vec![None; desc.memories.len()];
     let (mut instructions, mut exit, mut fault) = (0u64, None::<u64>, None::<u64>);
     let mut fault_pc_word = None::<u64>;
+    let mut exit_retired = false;
     let mut stdout = std::io::stdout().lock();
     let mut console = Vec::new();
     let pb = if r.progress && !r.bench { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
@@ -207,8 +208,10 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
                 if fault.is_some() && fault_pc_word.is_none() {
                     fault_pc_word = Some(pc_word);
                 }
-                if busy == 0 {
+                // BUSY = 0: an instruction retired; the exit ECALL retires in the step that writes EXIT.
+                if busy == 0 || (exit.is_some() && !exit_retired) {
                     instructions += 1;
+                    exit_retired = exit.is_some();
                 }
                 if steps % 16 == 0 {
                     let secs = t1.elapsed().as_secs_f64().max(1e-9);
