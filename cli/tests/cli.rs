@@ -1,23 +1,10 @@
 //! The `loom` binary: `generate` prints JSON and writes logits; bad input gives a clear error and a non-zero
 //! exit code, never a panic.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn loom() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("loom-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
+mod common;
+use common::*;
 
 #[test]
 fn generate_on_the_bundled_model() {

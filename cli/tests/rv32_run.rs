@@ -3,23 +3,9 @@
 //! trace replays, instruction by instruction, in lockstep with the reference interpreter; a fault, the step
 //! limit and bad inputs end with clear reports and exit statuses.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn loom() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loom"))
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("loom-rv32-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
+mod common;
+use common::*;
 
 /// A minimal ELF32 RISC-V executable: `words` at 0x10000 (the entry), one PT_LOAD segment.
 fn tiny_elf(words: &[u32]) -> Vec<u8> {

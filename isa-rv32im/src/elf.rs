@@ -9,6 +9,7 @@ use object::read::elf::{FileHeader, ProgramHeader};
 use thiserror::Error;
 
 use crate::interp::{Config, Cpu};
+use crate::mem::Ram;
 
 /// Why an ELF file could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -149,17 +150,19 @@ impl ElfImage {
     /// Copies the segments into `cpu`'s RAM (zero-filling `p_memsz - p_filesz`) and sets pc to the entry point.
     /// Checks everything before writing anything.
     pub fn load_into(&self, cpu: &mut Cpu) -> Result<(), ElfError> {
-        let ram = cpu.ram();
+        self.load_into_ram(cpu.ram_mut())?;
+        cpu.set_pc(self.entry);
+        Ok(())
+    }
+
+    /// Copies the segments into `ram` (zero-filling `p_memsz - p_filesz`) after checking that every segment
+    /// lies inside it and that the entry point is a 4-byte aligned address inside a segment. Nothing is
+    /// written when a check fails.
+    pub fn load_into_ram(&self, ram: &mut Ram) -> Result<(), ElfError> {
         let (ram_base, ram_end) = (ram.base(), ram.end());
-        for s in &self.segments {
-            if ram.offset(s.vaddr, s.memsz).is_none() {
-                return Err(ElfError::SegmentOutsideRam {
-                    vaddr: s.vaddr,
-                    memsz: s.memsz,
-                    ram_base,
-                    ram_end,
-                });
-            }
+        let outside = |s: &Segment| ElfError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base, ram_end };
+        if let Some(s) = self.segments.iter().find(|s| ram.offset(s.vaddr, s.memsz).is_none()) {
+            return Err(outside(s));
         }
         let in_segment = self.segments.iter().any(|s| {
             self.entry >= s.vaddr && (self.entry as u64) + 4 <= s.vaddr as u64 + s.memsz as u64
@@ -168,19 +171,12 @@ impl ElfImage {
             return Err(ElfError::BadEntry(self.entry));
         }
         for s in &self.segments {
-            let ram = cpu.ram_mut();
             let zeros = vec![0u8; (s.memsz as usize) - s.data.len()];
             // Both ranges were checked above; a failure here would be a bug, reported as an error anyway.
             ram.load(s.vaddr, &s.data)
                 .and_then(|_| ram.load(s.vaddr + s.data.len() as u32, &zeros))
-                .ok_or(ElfError::SegmentOutsideRam {
-                    vaddr: s.vaddr,
-                    memsz: s.memsz,
-                    ram_base,
-                    ram_end,
-                })?;
+                .ok_or_else(|| outside(s))?;
         }
-        cpu.set_pc(self.entry);
         Ok(())
     }
 }

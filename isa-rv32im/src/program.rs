@@ -18,9 +18,6 @@ pub enum ProgramError {
     /// The machine's pc starts at the RAM base (its PC register is a word index that resets to 0).
     #[error("entry point {entry:#010x} is not the RAM base {ram_base:#010x}: the machine starts at the RAM base, so link the program there (examples/rv32/src/link.ld)")]
     EntryNotAtRamBase { entry: u32, ram_base: u32 },
-    /// A segment lies (partly) outside the machine's RAM.
-    #[error("segment at {vaddr:#010x} ({memsz} bytes) lies outside the machine's RAM [{ram_base:#010x}, {ram_end:#x}); raise ram_size in the config")]
-    SegmentOutsideRam { vaddr: u32, memsz: u32, ram_base: u32, ram_end: u64 },
     /// The RAM geometry of the options is impossible.
     #[error("RAM of {size} bytes at {base:#x} is not a valid machine RAM")]
     BadRam { base: u32, size: u32 },
@@ -46,13 +43,7 @@ impl ProgramImage {
         if image.entry != opts.ram_base {
             return Err(ProgramError::EntryNotAtRamBase { entry: image.entry, ram_base: opts.ram_base });
         }
-        for s in &image.segments {
-            let outside = ProgramError::SegmentOutsideRam { vaddr: s.vaddr, memsz: s.memsz, ram_base: ram.base(), ram_end: ram.end() };
-            if ram.offset(s.vaddr, s.memsz).is_none() {
-                return Err(outside);
-            }
-            ram.load(s.vaddr, &s.data).ok_or(outside)?;
-        }
+        image.load_into_ram(&mut ram)?;
         let mut x = [0u32; 32];
         x[2] = ram.end().min(0xffff_fff0) as u32 & !15;
         Ok(ProgramImage { ram: ram.bytes().to_vec(), x, entry: image.entry, layout: opts.layout })
@@ -112,9 +103,10 @@ mod tests {
         assert!(matches!(ProgramImage::from_elf(b"nope", &opts), Err(ProgramError::Elf(_))));
         let small = Rv32MachineOptions { ram_size: 1024, ..opts };
         let e = ProgramImage::from_elf(example("sha256").unwrap().elf, &small).unwrap_err();
-        assert!(e.to_string().contains("outside the machine's RAM"), "{e}");
+        assert!(matches!(e, ProgramError::Elf(ElfError::SegmentOutsideRam { .. })), "{e}");
+        assert!(e.to_string().contains("lies outside RAM"), "{e}");
         let moved = Rv32MachineOptions { ram_base: 0x20000, ..opts };
         let e = ProgramImage::from_elf(example("hello").unwrap().elf, &moved).unwrap_err();
-        assert!(matches!(e, ProgramError::EntryNotAtRamBase { .. } | ProgramError::SegmentOutsideRam { .. }), "{e}");
+        assert!(matches!(e, ProgramError::EntryNotAtRamBase { .. }), "{e}");
     }
 }
