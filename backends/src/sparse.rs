@@ -77,25 +77,12 @@ impl SparseMatrix {
     /// Build from a dense row-major `[rows, cols]` tensor (PyTorch's `[out, in]` for a linear weight), CSC.
     pub fn from_dense(t: &HostTensor) -> Self {
         let (rows, cols) = (t.shape[0], t.data.len() / t.shape[0].max(1));
-        let mut triplets = Vec::new();
-        for (r, row) in t.data.chunks_exact(cols.max(1)).enumerate().take(rows) {
+        let mut ptr = vec![0u32; cols + 1];
+        for row in t.data.chunks_exact(cols.max(1)).take(rows) {
             for (c, v) in row.iter().enumerate() {
                 if *v != 0.0 {
-                    triplets.push((r as u32, c as u32, *v));
+                    ptr[c + 1] += 1;
                 }
-            }
-        }
-        Self::from_triplets(rows, cols, &triplets)
-    }
-
-    /// Build (CSC) from `(row, col, value)` triplets, each position at most once; zero values are dropped.
-    /// Panics if an index is out of range (the caller built the triplets for this shape).
-    pub fn from_triplets(rows: usize, cols: usize, triplets: &[(u32, u32, f32)]) -> Self {
-        let mut ptr = vec![0u32; cols + 1];
-        for &(r, c, v) in triplets {
-            assert!((r as usize) < rows && (c as usize) < cols, "triplet ({r}, {c}) outside [{rows}, {cols}]");
-            if v != 0.0 {
-                ptr[c as usize + 1] += 1;
             }
         }
         for c in 0..cols {
@@ -105,15 +92,16 @@ impl SparseMatrix {
         let mut fill = ptr.clone();
         let mut idx = vec![0u32; nnz];
         let mut vals = vec![0f32; nnz];
-        // Rows ascending within each column: place in row order.
-        let mut order: Vec<usize> = (0..triplets.len()).filter(|i| triplets[*i].2 != 0.0).collect();
-        order.sort_by_key(|i| (triplets[*i].0, triplets[*i].1));
-        for i in order {
-            let (r, c, v) = triplets[i];
-            let p = fill[c as usize] as usize;
-            idx[p] = r;
-            vals[p] = v;
-            fill[c as usize] += 1;
+        // Row by row, so rows are ascending within each column.
+        for (r, row) in t.data.chunks_exact(cols.max(1)).enumerate().take(rows) {
+            for (c, v) in row.iter().enumerate() {
+                if *v != 0.0 {
+                    let p = fill[c] as usize;
+                    idx[p] = r as u32;
+                    vals[p] = *v;
+                    fill[c] += 1;
+                }
+            }
         }
         Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), twin: Vec::new() }
     }
