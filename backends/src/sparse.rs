@@ -200,6 +200,7 @@ impl SparseMatrix {
     }
 
     /// `y = W x` for `x` of length `cols`. The CSC layout skips the columns where `x` is exactly zero.
+    #[inline(never)]
     pub fn matvec(&self, x: &[f32]) -> Vec<f32> {
         debug_assert_eq!(x.len(), self.cols);
         let mut y = vec![0f32; self.rows];
@@ -258,6 +259,7 @@ fn softplus(x: f32) -> f32 {
 }
 
 /// Zero-centred RMSNorm of transformers' `Qwen3_5RMSNorm`.
+#[inline(never)]
 fn rms_norm(x: &[f32], one_plus_w: &[f32], eps: f32) -> Vec<f32> {
     let ms = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
     let r = 1.0 / (ms + eps).sqrt();
@@ -271,6 +273,7 @@ struct Mlp {
 }
 
 impl Mlp {
+    #[inline(never)]
     fn forward(&self, x: &[f32]) -> Vec<f32> {
         let g = self.gate.matvec(x);
         let u = self.up.matvec(x);
@@ -550,6 +553,7 @@ impl SparseModel {
         Ok(h)
     }
 
+    #[inline(never)]
     fn deltanet(&self, d: &DeltaNet, x: &[f32], conv_state: &mut [f32], s: &mut [f32]) -> Vec<f32> {
         let c = &self.cfg;
         let (nk, nv, dk, dv) = (c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);

@@ -28,6 +28,9 @@
 //! | 13 | SLT  | ACC = (ACC <s m) |
 //! | 14 | SAR  | ACC >>= arg & 7 (arithmetic) |
 //! | 15 | ROL  | ACC = rotate left by arg & 7 |
+//!
+//! [`scatter10`]: a machine whose memory (1,024 bytes) is larger than one DeltaNet head holds, so the weaver
+//! splits it into blocks of `d_k` rows; each step reads two far-apart addresses and writes a third.
 
 use crate::circuit::{CircuitBuilder, CmpKind, ShiftKind};
 use crate::machine::{MachineDesc, MemoryDesc, PortDesc, RegisterDesc};
@@ -178,6 +181,55 @@ pub fn acc8_stress_program(outer: u8) -> Vec<u8> {
     mem
 }
 
+/// A test machine for memories split over several DeltaNet heads: memory M of 1,024 bytes (four blocks of
+/// 256 rows), registers P (10 bits) and A (8 bits), port OUT. One step:
+/// `x = M[P]`, `y = M[P xor 0x2A5]`, `A' = A + x + y`, `M[5P + 3] = A' xor x` when `A'` bit 0 or `x` bit 1
+/// is set, `P' = P + 0x95` (odd: every address in turn), `OUT = A'` when `A'` bit 7 is set. Never halts.
+pub fn scatter10() -> MachineDesc {
+    let mut b = CircuitBuilder::new();
+    let (p, a) = (b.reg(0, 10), b.reg(1, 8));
+    let x = b.load(0, 8, p);
+    let far = b.konst(10, 0x2A5);
+    let pf = b.xor(p, far);
+    let y = b.load(0, 8, pf);
+    let ax = b.add(a, x);
+    let a2 = b.add(ax, y);
+    let three = b.konst(10, 3);
+    let p4 = b.shift_const(ShiftKind::Shl, p, 2);
+    let p5 = b.add(p4, p);
+    let waddr = b.add(p5, three);
+    let wdata = b.xor(a2, x);
+    let (a0, x1) = (b.bit(a2, 0), b.bit(x, 1));
+    let wen = b.or(a0, x1);
+    b.mem_write(0, waddr, wdata, wen);
+    let stride = b.konst(10, 0x95);
+    let pn = b.add(p, stride);
+    b.set_next(0, pn);
+    b.set_next(1, a2);
+    let a7 = b.bit(a2, 7);
+    b.output(0, a2, a7);
+    MachineDesc::new(
+        "scatter10",
+        vec![RegisterDesc { name: "P".into(), width: 10 }, RegisterDesc { name: "A".into(), width: 8 }],
+        vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 10 }],
+        vec![PortDesc { name: "OUT".into(), width: 8 }],
+        b.finish(),
+    )
+}
+
+/// A memory image for [`scatter10`]: `n` pseudo-random bytes (a fixed xorshift sequence) from address 0.
+pub fn scatter10_image(n: usize) -> Vec<u64> {
+    let mut s = 0x2545_F491u32;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s & 0xff) as u64
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,5 +260,27 @@ mod tests {
         // The self-modifying detour ran and patched the SHR amount to 3 or 5.
         assert!(detours > 50, "{detours} detours");
         assert!([3, 5].contains(&r.state.mems[0][0x21]));
+    }
+
+    #[test]
+    fn scatter10_writes_every_block() {
+        let d = scatter10();
+        d.validate().unwrap();
+        let mut r = Reference::new(d);
+        r.load(0, 0, &scatter10_image(300));
+        let mut blocks = [0usize; 4];
+        let mut outs = 0;
+        for _ in 0..400 {
+            let before = r.state.mems[0].clone();
+            let o = r.step();
+            outs += o.outputs.len();
+            for (i, (x, y)) in before.iter().zip(&r.state.mems[0]).enumerate() {
+                if x != y {
+                    blocks[i / 256] += 1;
+                }
+            }
+        }
+        assert!(blocks.iter().all(|n| *n > 10), "writes per block {blocks:?}");
+        assert!(outs > 20 && outs < 380, "{outs} outputs");
     }
 }

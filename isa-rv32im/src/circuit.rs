@@ -42,8 +42,8 @@
 //!   iteration (Table 7.1; DIV's quotient is not negated when the divisor is 0); signed overflow (`-2^31 / -1`)
 //!   gives `Q = 2^31`, not negated, and `R = 0`. Each iteration is three threshold levels deep, much shallower
 //!   than a combinational divider (about 32 subtract levels) or trial multiplication.
-//! - MUL/MULH/MULHSU/MULHU: combinational (`MulLo`/`MulHi`, one multiplier each); see the README section for
-//!   the weaver's depth of these.
+//! - MUL/MULH/MULHSU/MULHU: combinational, one shared 64-bit `MulLo` of operands sign- or zero-extended by
+//!   funct3; see the README section for the weaver's depth of it.
 //! - ECALL write (a7 = 64): one byte per step from the address in scratch row N (a1 on the first step) on
 //!   `OUT`; the last byte's step writes `a0 = len` and retires. The whole buffer is checked to lie in RAM on the
 //!   first step (as the interpreter does before writing anything). fd other than 1/2: `a0 = -EBADF` in one step;
@@ -532,11 +532,29 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         })
         .collect();
     let r_auipc = s.b.add(pc_addr, imm_u);
-    // M (Unpriv §7.1): one multiplier per product.
-    let r_mul = s.b.mul_lo(a, bv);
-    let r_mulh = s.b.mul_hi(a, bv, true, true);
-    let r_mulhsu = s.b.mul_hi(a, bv, true, false);
-    let r_mulhu = s.b.mul_hi(a, bv, false, false);
+    // M (Unpriv §7.1): ONE 64-bit product serves all four instructions. funct3 = 0 MUL, 1 MULH, 2 MULHSU,
+    // 3 MULHU: rs1 is signed for MULH/MULHSU (f3[0] xor f3[1]), rs2 for MULH only (f3 == 1). Each operand is
+    // sign- or zero-extended to 64 bits by that choice and the low 64 bits of the product are the exact
+    // signed x signed, signed x unsigned or unsigned x unsigned product. MUL (the low word) does not depend
+    // on the signedness. The weaver folds the repeated extension bits of the partial products into one
+    // negated term each (Baugh-Wooley), so this costs about one unsigned 32 x 32 multiplier.
+    let (r_mul, r_mulhi) = {
+        let m0 = s.b.bit(f3, 0);
+        let m1 = s.b.bit(f3, 1);
+        let sa = s.b.xor(m0, m1);
+        let nm1 = s.not(m1);
+        let sb = s.b.and(m0, nm1);
+        let a31 = s.b.bit(a, 31);
+        let b31 = s.b.bit(bv, 31);
+        let ea = s.b.and(sa, a31);
+        let eb = s.b.and(sb, b31);
+        let a33 = s.b.concat(&[a, ea]);
+        let b33 = s.b.concat(&[bv, eb]);
+        let a64 = s.b.sext(a33, 64);
+        let b64 = s.b.sext(b33, 64);
+        let p = s.b.mul_lo(a64, b64);
+        (s.b.slice(p, 0, 32), s.b.slice(p, 32, 32))
+    };
 
     // ---- division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows -----------
     let f3b0 = s.b.bit(f3, 0);
@@ -888,7 +906,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     cases.extend([(addi, r_add), (add, r_add), (sub, r_sub), (slti, r_slt), (slt, r_slt), (sltiu, r_sltu), (sltu, r_sltu)]);
     cases.extend([(xori, r_xor), (xor, r_xor), (ori, r_or), (or, r_or), (andi, r_and), (and, r_and)]);
     cases.extend([(slli, r_sll), (sll, r_sll), (srli, r_srl), (srl, r_srl), (srai, r_sra), (sra, r_sra)]);
-    cases.extend([(mul, r_mul), (mulh, r_mulh), (mulhsu, r_mulhsu), (mulhu, r_mulhu)]);
+    cases.extend([(mul, r_mul), (mulh, r_mulhi), (mulhsu, r_mulhi), (mulhu, r_mulhi)]);
     cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2]), (d_fin, div_res)]);
     let ebadf = s.k(32, NEG_EBADF);
     cases.extend([(d_c0, mag_n), (d_c1, mag_d), (d_qstep, q_next), (d_rstep, r_next)]);

@@ -8,10 +8,12 @@
 //!
 //! Heads: layer 0 holds one staging head per field (constant key, written at
 //! that field's tokens); layer 1 one head per register (constant key, written at STEP); every memory read
-//! gets a head copy of its memory in the read's layer (`2^addr_width / d_k` heads when the memory has more
-//! rows than one head), written at the memory's commit tokens. Key heads are shared: all constant-key heads
-//! of a layer share key heads (`value_heads / key_heads` value heads each, like Qwen3.5's grouped keys), every
-//! address-keyed head gets a key head of its own.
+//! gets a head copy of its memory in the read's layer (`2^addr_width / d_k` heads, one per block of `d_k`
+//! rows, when the memory has more rows than one head), written at the memory's commit tokens. Key heads are
+//! shared like Qwen3.5's grouped keys (`value_heads / key_heads` value heads per key head): all constant-key
+//! heads of a layer share key heads, and so do the block heads of one memory read, because their keys and
+//! queries are the same one-hot of the address's low `log2 d_k` bits; the block (the high bits) selects the
+//! head through beta on writes and through the output gate `z` on reads (see `emit`).
 
 use crate::error::WeaveError;
 use crate::net::{Netlist, Sig, Source};
@@ -68,6 +70,8 @@ pub struct Head {
     pub value: Vec<Sig>,
     /// Nodes the read bits land in.
     pub out: Vec<u32>,
+    /// The memory read this head serves (its block heads share key heads); `None` for constant keys.
+    pub read: Option<u32>,
 }
 
 /// Units and heads of one layer.
@@ -220,7 +224,15 @@ pub fn allocate(
         if fd.optional {
             value.push(tok_none.not());
         }
-        layers[0].heads.push(Head { name: format!("stage {}", fd.name), key: KeySrc::Const, query: KeySrc::Const, enable: cls, value, out: field_nodes[f].clone() });
+        layers[0].heads.push(Head {
+            name: format!("stage {}", fd.name),
+            key: KeySrc::Const,
+            query: KeySrc::Const,
+            enable: cls,
+            value,
+            out: field_nodes[f].clone(),
+            read: None,
+        });
     }
     // Register heads (layer 1).
     if !net.reg_bits.is_empty() && nl < 2 {
@@ -235,6 +247,7 @@ pub fn allocate(
             enable: step_cls,
             value: net.reg_values[r].clone(),
             out: bits.clone(),
+            read: None,
         });
     }
     // Memory read heads.
@@ -255,6 +268,7 @@ pub fn allocate(
                 enable: c.enable,
                 value: c.data.clone(),
                 out: rd.bits.clone(),
+                read: Some(ri as u32),
             });
         }
     }
@@ -274,21 +288,38 @@ pub fn allocate(
     // (∝ 2·nk·d_k + nv·(3·d_v + 2)), or taken from the target geometry.
     let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
     let (dk_min, dv_min) = (pow4_at_least(rows_needed), 4 * maxbits.div_ceil(2).max(1));
-    let consts_per_layer: Vec<usize> = layers.iter().map(|l| l.heads.iter().filter(|h| matches!(h.key, KeySrc::Const)).count()).collect();
-    let addr_per_layer: Vec<usize> = layers.iter().zip(&consts_per_layer).map(|(l, c)| l.heads.len() - c).collect();
-    let groups_for = |r: usize| -> usize { consts_per_layer.iter().zip(&addr_per_layer).map(|(c, a)| c.div_ceil(r) + a).max().unwrap_or(0).max(1) };
+    // Per layer: the number of constant-key heads and, per memory read, its number of block heads.
+    let share_sets: Vec<Vec<usize>> = layers
+        .iter()
+        .map(|l| {
+            let mut sets = vec![l.heads.iter().filter(|h| h.read.is_none()).count()];
+            let mut reads: Vec<u32> = l.heads.iter().filter_map(|h| h.read).collect();
+            reads.sort_unstable();
+            reads.dedup();
+            sets.extend(reads.iter().map(|r| l.heads.iter().filter(|h| h.read == Some(*r)).count()));
+            sets
+        })
+        .collect();
+    let groups_for = |r: usize| -> usize { share_sets.iter().map(|s| s.iter().map(|n| n.div_ceil(r)).sum::<usize>()).max().unwrap_or(0).max(1) };
+    let widest = share_sets.iter().flat_map(|s| s.iter().copied()).max().unwrap_or(1).max(1);
     let r = match fit {
         Some(t) if t.key_heads > 0 && t.value_heads % t.key_heads == 0 => (t.value_heads / t.key_heads).max(1),
         _ => {
             let (dk, dv) = (fit.map_or(dk_min, |t| t.dk.max(dk_min)), fit.map_or(dv_min, |t| t.dv.max(dv_min)));
             let cost = |r: usize| 2 * groups_for(r) * dk + groups_for(r) * r * (3 * dv + 2);
-            (1..=consts_per_layer.iter().copied().max().unwrap_or(1).max(1)).min_by_key(|r| (cost(*r), *r)).unwrap_or(1)
+            (1..=widest).min_by_key(|r| (cost(*r), *r)).unwrap_or(1)
         }
     };
     for la in layers.iter_mut() {
-        let consts: Vec<usize> = (0..la.heads.len()).filter(|i| matches!(la.heads[*i].key, KeySrc::Const)).collect();
+        let consts: Vec<usize> = (0..la.heads.len()).filter(|i| la.heads[*i].read.is_none()).collect();
         la.groups = consts.chunks(r).map(|c| c.to_vec()).collect();
-        la.groups.extend((0..la.heads.len()).filter(|i| !matches!(la.heads[*i].key, KeySrc::Const)).map(|i| vec![i]));
+        let mut reads: Vec<u32> = la.heads.iter().filter_map(|h| h.read).collect();
+        reads.sort_unstable();
+        reads.dedup();
+        for rd in reads {
+            let blocks: Vec<usize> = (0..la.heads.len()).filter(|i| la.heads[*i].read == Some(rd)).collect();
+            la.groups.extend(blocks.chunks(r).map(|c| c.to_vec()));
+        }
     }
     let key_heads = layers.iter().map(|l| l.groups.len()).max().unwrap_or(0).max(1);
     let minimal = Geometry {
@@ -334,11 +365,12 @@ mod tests {
         assert_eq!(a.layers[0].groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6]]);
         // layer 1: the PC and ACC register heads share a key head
         assert!(a.layers[1].heads.iter().any(|h| h.name == "register ACC"));
-        // memory reads have key heads of their own
+        // memory reads have key heads of their own (acc8's memory fits one head: one block per read)
         for la in &a.layers {
             for g in &la.groups {
                 if matches!(la.heads[g[0]].key, KeySrc::Addr { .. }) {
                     assert_eq!(g.len(), 1);
+                    assert!(la.heads[g[0]].read.is_some());
                 }
             }
         }

@@ -4,11 +4,15 @@
 //!   unchanged.
 //! - MLP: a step `[L >= 0]` (L an integer form over ±1 slots) is two units, gates `128·(L+1)` and `128·L`, up
 //!   = the constant slot (1), down `±2/128` into the gate's fresh slot: `relu(L+1) - relu(L)` times 2.
-//! - DeltaNet: conv passes the current token only (tap 3 = 1); `a = -200` (decay exactly 1); `b = ±200` from
-//!   the head's enable bit (beta exactly 1 or 0); q/k channel r = `silu(256·(Σ_j s_j(r)·x_j - (n-1)))` (exactly
-//!   256 on the matching row, 0 elsewhere); value: each pair of bits is a one-hot group of 4 entries
-//!   (`silu(256·(±x_0 ± x_1 - 1))`), so every written row has exactly a quarter of its entries at 256 and the
-//!   gated RMSNorm returns exactly 2 there (d_k a power of 4); `z = 128` (silu(z) = 128), norm weight 1,
+//! - DeltaNet: conv passes the current token only (tap 3 = 1); `a = -200` (decay exactly 1); `b = 200·(Σ lits
+//!   - (m-1))` over the head's enable bit and, for a memory split into blocks of d_k rows, the literals saying
+//!   the write address's high bits equal the head's block (beta exactly 1 when all hold, else exactly 0:
+//!   sigmoid(<= -200) = 0); q/k channel r = `silu(256·(Σ_j s_j(r)·x_j - (n-1)))` over the address's low
+//!   `log2 d_k` bits (exactly 256 on the matching row, 0 elsewhere; the block heads of a read share it);
+//!   value: each pair of bits is a one-hot group of 4 entries (`silu(256·(±x_0 ± x_1 - 1))`), so every written
+//!   row has exactly a quarter of its entries at 256 and the gated RMSNorm returns exactly 2 there (d_k a power
+//!   of 4); `z = 128·(Σ lits - (m-1))` over the read address's block literals (silu(z) = 128 in the block that
+//!   holds the address, exactly -0 in every other block, whose read so adds exactly 0), norm weight 1,
 //!   out_proj `2^-7` from each entry whose pattern has the bit set. Unwritten rows read zeros: bits stay 0.
 //! - Embedding: ±1 rows (constant +1, class indicators, token bits, NONE flag, fresh slots -1, padding +1).
 //! - lm_head: `logit(field f, v) = 1024·[next phase is f] + Σ_j ±x_{f,j} (+ x_present)`; NONE: `1024·[..] +
@@ -140,10 +144,14 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                 *b_t.at2_mut(h, cslot) = -BETA_SCALE;
             }
             for (i, hd) in la.heads.iter().enumerate() {
+                // b = 200·(Σ literals - (m - 1)) over the enable bit and the block-select literals: +200
+                // when all hold, <= -200 otherwise.
                 let v = vhead[i];
-                *b_t.at2_mut(v, cslot) = 0.0;
-                let (s, sg) = slot(hd.enable);
-                *b_t.at2_mut(v, s) += BETA_SCALE * sg;
+                let lits = block_literals(&hd.key, dk, &slot);
+                *b_t.at2_mut(v, cslot) = -BETA_SCALE * lits.len() as f32;
+                for (s, sg) in lits.into_iter().chain([slot(hd.enable)]) {
+                    *b_t.at2_mut(v, s) += BETA_SCALE * sg;
+                }
             }
         }
         let mut qkv = w.remove(&format!("{q}.in_proj_qkv.weight")).unwrap();
@@ -171,8 +179,14 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                     *qkv.at2_mut(r, cslot) -= QKV_SCALE;
                 }
             }
+            // z = 128·(Σ block-select literals of the query - (m - 1)): silu(z) = 128 in the block that
+            // holds the address, exactly -0 (z <= -128) in the others, which so add exactly 0.
+            let lits = block_literals(&hd.query, dk, &slot);
             for e in 0..dv {
-                *z.at2_mut(h * dv + e, cslot) = Z_GATE;
+                *z.at2_mut(h * dv + e, cslot) = Z_GATE * (1.0 - lits.len() as f32);
+                for (s, sg) in &lits {
+                    *z.at2_mut(h * dv + e, *s) += Z_GATE * sg;
+                }
             }
             for (j, node) in hd.out.iter().enumerate() {
                 let ys = a.slot_of[*node as usize];
@@ -193,24 +207,41 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
     w
 }
 
-/// Query or key rows `base .. base + dk` of one head.
+/// Query or key rows `base .. base + dk` of one head: for an address, the one-hot of its low `log2 d_k` bits
+/// (the row inside the head's block; every block head of a read shares these rows).
 fn key_rows(t: &mut HostTensor, base: usize, dk: usize, src: &KeySrc, cslot: usize, slot: &dyn Fn(Sig) -> (usize, f32)) {
     match src {
         KeySrc::Const => *t.at2_mut(base, cslot) += QKV_SCALE,
-        KeySrc::Addr { bits, block } => {
-            let n = bits.len();
-            for r in 0..dk {
-                let addr = block * dk as u64 + r as u64;
-                if n < 64 && addr >> n != 0 {
-                    continue;
-                }
-                for (j, b) in bits.iter().enumerate() {
-                    let s = if (addr >> j) & 1 == 1 { 1.0 } else { -1.0 };
+        KeySrc::Addr { bits, .. } => {
+            let n = bits.len().min(dk.trailing_zeros() as usize);
+            for r in 0..dk.min(1 << n) {
+                for (j, b) in bits[..n].iter().enumerate() {
+                    let s = if (r >> j) & 1 == 1 { 1.0 } else { -1.0 };
                     let (sl, g) = slot(*b);
                     *t.at2_mut(base + r, sl) += QKV_SCALE * s * g;
                 }
                 *t.at2_mut(base + r, cslot) -= QKV_SCALE * (n as f32 - 1.0);
             }
+        }
+    }
+}
+
+/// The block-select literals of an address key: `(slot, sign)` per address bit above the low `log2 d_k`,
+/// signed so that each is +1 exactly when the bit equals the head's block number's bit. Empty for constant
+/// keys and for memories that fit one head.
+fn block_literals(src: &KeySrc, dk: usize, slot: &dyn Fn(Sig) -> (usize, f32)) -> Vec<(usize, f32)> {
+    match src {
+        KeySrc::Const => Vec::new(),
+        KeySrc::Addr { bits, block } => {
+            let lo = bits.len().min(dk.trailing_zeros() as usize);
+            bits[lo..]
+                .iter()
+                .enumerate()
+                .map(|(j, b)| {
+                    let (sl, g) = slot(*b);
+                    (sl, if (block >> j) & 1 == 1 { g } else { -g })
+                })
+                .collect()
         }
     }
 }

@@ -294,18 +294,51 @@ impl<'a> Lower<'a> {
 
     /// The low `n_out` bits of `konst + Σ 2^pos·bit`, window by window (see the module docs).
     pub fn weighted_sum(&mut self, nm: &str, terms: Vec<(Sig, u32)>, konst: u128, n_out: u32) -> Result<Vec<Sig>, WeaveError> {
-        let mut konst = konst;
-        let mut ts: Vec<(Sig, u32)> = Vec::new();
+        let full = if n_out >= 128 { u128::MAX } else { (1u128 << n_out) - 1 };
+        let mut konst = konst & full;
+        // Fold every signal's occurrences into one coefficient modulo 2^n_out (a negated signal ~x at p is
+        // 2^p - 2^p·x). A coefficient c whose negation d = 2^n - c has fewer set bits is written as d·(~x) + c
+        // (since c·x ≡ -d·x = d·(1 - x) - d ≡ d·~x + c): the repeated sign-extension bits of a signed
+        // product's partial products become one negated term each (Baugh-Wooley), and a sum shrinks.
+        let mut coef: Vec<(u32, u128)> = Vec::new();
+        let mut slot: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
         for (s, p) in terms {
             if p >= n_out {
                 continue;
             }
+            let w = 1u128 << p;
             match s.as_const() {
-                Some(true) => konst += 1u128 << p,
+                Some(true) => konst = konst.wrapping_add(w) & full,
                 Some(false) => {}
-                None => ts.push((s, p)),
+                None => {
+                    let add = if s.neg {
+                        konst = konst.wrapping_add(w) & full;
+                        w.wrapping_neg()
+                    } else {
+                        w
+                    };
+                    match slot.get(&s.node) {
+                        Some(&i) => coef[i].1 = coef[i].1.wrapping_add(add) & full,
+                        None => {
+                            slot.insert(s.node, coef.len());
+                            coef.push((s.node, add & full));
+                        }
+                    }
+                }
             }
         }
+        let mut ts: Vec<(Sig, u32)> = Vec::new();
+        for (node, c) in coef {
+            let d = c.wrapping_neg() & full;
+            let (sig, bits) = if d.count_ones() < c.count_ones() {
+                konst = konst.wrapping_add(c) & full;
+                (Sig::of(node).not(), d)
+            } else {
+                (Sig::of(node), c)
+            };
+            ts.extend((0..n_out.min(128)).filter(|p| (bits >> p) & 1 == 1).map(|p| (sig, p)));
+        }
+        ts.sort_by_key(|(_, p)| *p);
         let mask = |c: u32| -> u128 { (1u128 << c) - 1 };
         let mut out = Vec::with_capacity(n_out as usize);
         let mut carry: Vec<(Sig, i64)> = Vec::new();

@@ -79,6 +79,10 @@ mod tests {
         assert_eq!(sig(BETA_SCALE), 1.0);
         assert_eq!(sig(-BETA_SCALE), 0.0);
         assert_eq!(sig(-3.0 * BETA_SCALE), 0.0);
+        // b = 200·(Σ lits - (m - 1)) with m - 1 literals failing at most (block heads: m <= 64)
+        for k in 1..=64 {
+            assert_eq!(sig(-(k as f32) * BETA_SCALE), 0.0, "k={k}");
+        }
         let softplus = |x: f32| if x > 20.0 { x } else { x.exp().ln_1p() };
         assert_eq!((-1.0f32 * softplus(A_VALUE)).exp(), 1.0);
         // l2norm of a one-hot of magnitude 256
