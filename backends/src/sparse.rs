@@ -47,10 +47,15 @@ pub struct SparseMatrix {
     tasks: Vec<(usize, usize)>,
     /// CSR only: the rows that hold a nonzero, ascending (the only ones stored).
     live: Vec<u32>,
-    /// CSR only, per stored row: `Some((col, d))` when the row equals the previous stored row except that
-    /// its value at `col` is larger by `d`; its output is the previous one plus `d * x[col]` (exact when the
-    /// sums are exact, as in woven machines; otherwise it may round differently from a direct sum).
-    twin: Vec<Option<(u32, f32)>>,
+    /// CSR only, per stored row: a *delta row* stores only its difference from the previous stored row
+    /// (the columns where they differ, new value minus old), and its output is the previous output plus that
+    /// difference's dot product. Exact when the sums are exact, as in woven machines (a threshold unit's two
+    /// halves differ in one bias weight; the steps of one output bit share their linear form; a sum window's
+    /// next bit adds a few columns to the previous bit's form); otherwise it may round differently from a
+    /// direct sum.
+    delta: Vec<bool>,
+    /// Nonzeros of the matrix (delta rows store fewer).
+    nnz: usize,
 }
 
 /// `Σ vals[p] · x[idx[p]]` with eight independent partial sums (a single running sum is bound by the
@@ -103,7 +108,7 @@ impl SparseMatrix {
                 }
             }
         }
-        Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), twin: Vec::new() }
+        Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), delta: Vec::new(), nnz }
     }
 
     /// The same matrix in the row-major (CSR) layout, for dense inputs. Only rows holding a nonzero are
@@ -137,49 +142,75 @@ impl SparseMatrix {
             }
         }
         let nnz = vals.len();
-        // Twin rows: a row equal to the stored row before it (same columns, same values) except at one
-        // column is that row's output plus `(v - v_prev) * x[col]` (a threshold unit's two halves differ
-        // only in their bias).
-        let mut twin = vec![None; live.len()];
-        for i in 1..live.len() {
-            let (a0, a1, b1) = (ptr[i - 1] as usize, ptr[i] as usize, ptr[i + 1] as usize);
-            if twin[i - 1].is_some() || (a1 - a0).abs_diff(b1 - a1) > 1 {
-                continue;
-            }
-            // Merge the two sorted rows; allow exactly one differing column (absent counts as 0).
-            let (mut p, mut q, mut diff) = (a0, a1, None);
-            let mut ok = true;
-            while ok && (p < a1 || q < b1) {
-                let (cp, cq) = (if p < a1 { idx[p] } else { u32::MAX }, if q < b1 { idx[q] } else { u32::MAX });
-                let (col, vp, vq) = match cp.cmp(&cq) {
-                    std::cmp::Ordering::Equal => { p += 1; q += 1; (cp, vals[p - 1], vals[q - 1]) }
-                    std::cmp::Ordering::Less => { p += 1; (cp, vals[p - 1], 0.0) }
-                    std::cmp::Ordering::Greater => { q += 1; (cq, 0.0, vals[q - 1]) }
-                };
-                if vp != vq {
-                    ok = diff.is_none() && vp + (vq - vp) == vq;
-                    diff = Some((col, vq - vp));
+        // Delta rows: a row whose difference from the stored row before it has at most half its own
+        // nonzeros (absent counts as 0), every difference exactly representable, is stored as that
+        // difference. Chains are allowed: the previous output is computed first either way.
+        let mut delta = vec![false; live.len()];
+        let (mut nptr, mut nidx, mut nvals) = (vec![0u32; live.len() + 1], Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        let mut diff: Vec<(u32, f32)> = Vec::new();
+        for i in 0..live.len() {
+            let (b0, b1) = (ptr[i] as usize, ptr[i + 1] as usize);
+            let mut use_delta = false;
+            if i > 0 {
+                let a0 = ptr[i - 1] as usize;
+                let a1 = b0;
+                diff.clear();
+                let (mut p, mut q, mut ok) = (a0, b0, true);
+                let limit = (b1 - b0) / 2;
+                while ok && (p < a1 || q < b1) {
+                    let (cp, cq) = (if p < a1 { idx[p] } else { u32::MAX }, if q < b1 { idx[q] } else { u32::MAX });
+                    let (col, vp, vq) = match cp.cmp(&cq) {
+                        std::cmp::Ordering::Equal => {
+                            p += 1;
+                            q += 1;
+                            (cp, vals[p - 1], vals[q - 1])
+                        }
+                        std::cmp::Ordering::Less => {
+                            p += 1;
+                            (cp, vals[p - 1], 0.0)
+                        }
+                        std::cmp::Ordering::Greater => {
+                            q += 1;
+                            (cq, 0.0, vals[q - 1])
+                        }
+                    };
+                    if vp != vq {
+                        let d = vq - vp;
+                        ok = vp + d == vq && diff.len() < limit;
+                        diff.push((col, d));
+                    }
                 }
+                use_delta = ok;
             }
-            if ok {
-                twin[i] = diff;
+            if use_delta {
+                delta[i] = true;
+                for (c, d) in &diff {
+                    nidx.push(*c);
+                    nvals.push(*d);
+                }
+            } else {
+                nidx.extend_from_slice(&idx[b0..b1]);
+                nvals.extend_from_slice(&vals[b0..b1]);
             }
+            nptr[i + 1] = nidx.len() as u32;
         }
+        let (ptr, idx, vals) = (nptr, nidx, nvals);
+        let stored = vals.len();
         let mut tasks = Vec::new();
         let threads = rayon::current_num_threads().max(1);
-        if nnz >= PARALLEL_NNZ && threads > 1 {
-            let per = nnz.div_ceil(threads * 4);
+        if stored >= PARALLEL_NNZ && threads > 1 {
+            let per = stored.div_ceil(threads * 4);
             let mut a = 0;
             while a < live.len() {
                 let mut b = a + 1;
-                while b < live.len() && (twin[b].is_some() || ((ptr[b] - ptr[a]) as usize) < per) {
+                while b < live.len() && (delta[b] || ((ptr[b] - ptr[a]) as usize) < per) {
                     b += 1;
                 }
                 tasks.push((a, b));
                 a = b;
             }
         }
-        Self { rows: self.rows, cols: self.cols, ptr, idx, vals, row_major: true, tasks, live, twin }
+        Self { rows: self.rows, cols: self.cols, ptr, idx, vals, row_major: true, tasks, live, delta, nnz }
     }
 
     /// Indices of the rows that hold at least one nonzero, ascending: the outputs that can be nonzero.
@@ -194,8 +225,14 @@ impl SparseMatrix {
         (0..self.rows as u32).filter(|r| seen[*r as usize]).collect()
     }
 
-    /// Stored nonzeros.
+    /// Nonzeros of the matrix.
     pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+
+    /// Values stored (fewer than [`Self::nnz`] when delta rows hold only their differences): the
+    /// multiply-adds of one product with a dense input.
+    pub fn stored(&self) -> usize {
         self.vals.len()
     }
 
@@ -203,33 +240,49 @@ impl SparseMatrix {
     #[inline(never)]
     pub fn matvec(&self, x: &[f32]) -> Vec<f32> {
         debug_assert_eq!(x.len(), self.cols);
-        let mut y = vec![0f32; self.rows];
         if self.row_major {
-            let dots = |a: usize, b: usize| -> Vec<f32> {
-                let mut out: Vec<f32> = Vec::with_capacity(b - a);
-                for i in a..b {
-                    let y = match self.twin[i] {
-                        Some((c, d)) if i > a => out[i - a - 1] + d * x[c as usize],
-                        _ => {
-                            let (lo, hi) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
-                            dot(&self.idx[lo..hi], &self.vals[lo..hi], x)
-                        }
+            // Outputs of stored rows a..b; `prev` carries the previous row's output for delta rows (tasks
+            // start at full rows).
+            let dots = |a: usize, b: usize, out: &mut [f32]| {
+                let mut prev = 0f32;
+                for (o, i) in out.iter_mut().zip(a..b) {
+                    let (lo, hi) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+                    let (ix, vs) = (&self.idx[lo..hi], &self.vals[lo..hi]);
+                    let d = match hi - lo {
+                        0 => 0.0,
+                        1 => vs[0] * x[ix[0] as usize],
+                        2 => vs[0] * x[ix[0] as usize] + vs[1] * x[ix[1] as usize],
+                        _ => dot(ix, vs, x),
                     };
-                    out.push(y);
+                    prev = if self.delta[i] { prev + d } else { d };
+                    *o = prev;
                 }
-                out
             };
-            let out: Vec<f32> = if self.tasks.is_empty() {
-                dots(0, self.live.len())
+            let n = self.live.len();
+            let mut out = vec![0f32; n];
+            if self.tasks.is_empty() {
+                dots(0, n, &mut out);
             } else {
                 use rayon::prelude::*;
-                self.tasks.par_iter().map(|&(a, b)| dots(a, b)).collect::<Vec<_>>().concat()
-            };
+                let mut parts: Vec<(usize, usize, &mut [f32])> = Vec::with_capacity(self.tasks.len());
+                let mut rest: &mut [f32] = &mut out;
+                for &(a, b) in &self.tasks {
+                    let (head, tail) = rest.split_at_mut(b - a);
+                    parts.push((a, b, head));
+                    rest = tail;
+                }
+                parts.into_par_iter().for_each(|(a, b, o)| dots(a, b, o));
+            }
+            if n == self.rows {
+                return out;
+            }
+            let mut y = vec![0f32; self.rows];
             for (r, v) in self.live.iter().zip(out) {
                 y[*r as usize] = v;
             }
             return y;
         }
+        let mut y = vec![0f32; self.rows];
         for (c, &xc) in x.iter().enumerate() {
             if xc == 0.0 {
                 continue;
@@ -247,6 +300,10 @@ fn silu(x: f32) -> f32 {
     if x < -89.0 {
         // exp(-x) overflows to +inf in f32 (e^88.73 > f32::MAX), so x / (1 + inf) is exactly -0.
         return -0.0;
+    }
+    if x > 32.0 {
+        // exp(-x) < 2^-46 vanishes next to 1 in f32: x / 1 is exactly x.
+        return x;
     }
     x / (1.0 + (-x).exp())
 }
@@ -761,11 +818,12 @@ mod tests {
         assert_eq!(m.matvec(&[0., 0., 1., 0.]), vec![0., 0., 5.]);
     }
 
-    /// CSR (with twin rows and parallel tasks) and CSC agree exactly on integer-valued matrices and inputs,
-    /// including rows that differ from their predecessor in one column (present in both, or in one only).
+    /// CSR (with delta rows and parallel tasks) and CSC agree exactly on integer-valued matrices and inputs,
+    /// including rows that differ from their predecessor in one column (present in both, or in one only),
+    /// rows that add columns to it, and chains of such rows.
     #[test]
-    fn row_major_with_twins_equals_column_major_on_exact_sums() {
-        let (rows, cols) = (3000usize, 700usize);
+    fn row_major_with_delta_rows_equals_column_major_on_exact_sums() {
+        let (rows, cols) = (8000usize, 700usize);
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut rnd = move || {
             seed ^= seed << 13;
@@ -779,21 +837,36 @@ mod tests {
             for _ in 0..(rnd() % 90) {
                 dense[r * cols + (rnd() % cols as u64) as usize] = 64.0 * ((rnd() % 9) as f32 - 4.0);
             }
-            // Next row: a twin (one column changed, added or removed) or an unrelated row.
-            let mode = rnd() % 4;
-            dense.copy_within(r * cols..(r + 1) * cols, (r + 1) * cols);
-            let c = (rnd() % cols as u64) as usize;
-            match mode {
-                0 => dense[(r + 1) * cols + c] += 128.0,
-                1 => dense[(r + 1) * cols + c] = 0.0,
-                2 => dense[(r + 1) * cols..(r + 2) * cols].fill(0.0),
-                _ => {}
+            // Next rows: a twin (one column changed, added or removed), a few added columns, an empty or an
+            // unrelated row; sometimes a chain of them.
+            let chain = 1 + (rnd() % 3) as usize;
+            for k in 0..chain {
+                let (src, dst) = (r + k, r + k + 1);
+                if dst >= rows {
+                    break;
+                }
+                dense.copy_within(src * cols..(src + 1) * cols, dst * cols);
+                let c = (rnd() % cols as u64) as usize;
+                match rnd() % 5 {
+                    0 => dense[dst * cols + c] += 128.0,
+                    1 => dense[dst * cols + c] = 0.0,
+                    2 => dense[dst * cols..(dst + 1) * cols].fill(0.0),
+                    3 => {
+                        for _ in 0..(rnd() % 6) {
+                            dense[dst * cols + (rnd() % cols as u64) as usize] = 64.0;
+                        }
+                    }
+                    _ => {}
+                }
             }
-            r += 2;
+            r += chain + 1;
         }
         let m = SparseMatrix::from_dense(&HostTensor::new(vec![rows, cols], dense));
         let csr = m.clone().into_row_major();
-        assert!(csr.twin.iter().filter(|t| t.is_some()).count() > rows / 8, "twins found");
+        let nd = csr.delta.iter().filter(|t| **t).count();
+        assert!(nd > csr.live.len() / 4, "delta rows found: {nd} of {}", csr.live.len());
+        assert!(csr.delta.windows(2).any(|w| w[0] && w[1]), "chains of delta rows");
+        assert!(csr.stored() < csr.nnz() && csr.nnz() == m.nnz());
         assert!(!csr.tasks.is_empty() || rayon::current_num_threads() == 1);
         for trial in 0..20 {
             let x: Vec<f32> = (0..cols).map(|i| if trial % 2 == 0 { [1.0, -1.0, 0.0][(rnd() % 3) as usize] } else { (i % 5) as f32 - 2.0 }).collect();
@@ -813,13 +886,18 @@ mod tests {
     }
 
     #[test]
-    fn silu_shortcut_for_large_negatives_equals_the_formula_bit_for_bit() {
-        let mut x = -130.0f32;
-        while x < -80.0 {
-            let formula = x / (1.0 + (-x).exp());
-            assert_eq!(silu(x).to_bits(), formula.to_bits(), "silu({x})");
-            x += 0.003;
+    fn silu_shortcuts_equal_the_formula_bit_for_bit() {
+        let mut n = 0;
+        for (lo, hi) in [(-130.0f32, -80.0f32), (20.0, 300.0)] {
+            let mut x = lo;
+            while x < hi {
+                let formula = x / (1.0 + (-x).exp());
+                assert_eq!(silu(x).to_bits(), formula.to_bits(), "silu({x})");
+                x += 0.003;
+                n += 1;
+            }
         }
+        assert!(n > 90_000);
     }
 }
 

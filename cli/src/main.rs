@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod generate;
+mod lockstep;
 mod random_model;
 mod run;
 mod rv32;
@@ -32,6 +33,9 @@ enum Command {
     Run(run::Args),
     /// `run` as a benchmark: no console output; prints weave time, tokens/s, instructions/s, memory as JSON.
     BenchRun(run::Args),
+    /// Run RV32IM programs (default: the built-in examples) on the woven machine and replay each trace against
+    /// the reference interpreter: pc and x0..x31 after every instruction, console and exit status.
+    Lockstep(lockstep::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -44,6 +48,7 @@ fn main() -> std::process::ExitCode {
         Command::Weave(a) => ok(weave::run(a)),
         Command::Run(a) => run::run(a, false),
         Command::BenchRun(a) => run::run(a, true),
+        Command::Lockstep(a) => lockstep::run(a),
     };
     match result {
         Ok(code) => code,

@@ -184,7 +184,8 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
                         }
                     }
                     Some(Token::None { field }) => {
-                        if let FieldRole::MemData { mem, .. } = proto.fields[field as usize].role {
+                        // A disabled write is one NONE on its group's first field (the address).
+                        if let FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. } = proto.fields[field as usize].role {
                             ram_data[mem as usize] = None;
                         }
                     }

@@ -24,7 +24,8 @@ impl MachineState {
 pub struct StepOutcome {
     /// The halt bit was set: nothing else happened.
     pub halted: bool,
-    /// Value of every step field of the protocol, in `step_fields` order (`None` = NONE).
+    /// Value of every step field of the protocol, in `step_fields` order (`None` for every field of a
+    /// disabled write's or port's group; the trace writes its first field's NONE and skips the rest).
     pub fields: Vec<Option<u64>>,
     /// Output-port writes `(port, value)` this step.
     pub outputs: Vec<(u32, u64)>,
@@ -165,7 +166,7 @@ impl Reference {
                 FieldRole::RegNext { reg, .. } => chunk(next[reg as usize]),
                 FieldRole::MemAddr { mem, .. } => {
                     let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
-                    chunk(val[w.addr as usize])
+                    if val[w.enable as usize] == 1 { chunk(val[w.addr as usize]) } else { None }
                 }
                 FieldRole::MemData { mem, .. } => {
                     let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
@@ -199,8 +200,14 @@ impl Reference {
         if o.halted {
             return vec![self.protocol.halt_token];
         }
-        let mut t: Vec<u32> = self.protocol.step_fields.iter().zip(&o.fields).map(|(f, v)| self.protocol.encode(*f, *v)).collect();
-        t.push(self.protocol.step_token);
+        let p = &self.protocol;
+        let mut t = Vec::with_capacity(p.step_fields.len() + 1);
+        let mut k = 0;
+        while k < p.step_fields.len() {
+            t.push(p.encode(p.step_fields[k], o.fields[k]));
+            k = if o.fields[k].is_none() { p.after_none(k) } else { k + 1 };
+        }
+        t.push(p.step_token);
         t
     }
 
@@ -279,5 +286,32 @@ mod tests {
         d2.api_version = 99;
         assert!(d2.validate().unwrap_err().to_string().contains("api_version 99"));
         assert!(MachineDesc::from_json(b"{\"x\":1}").unwrap_err().to_string().contains("malformed"));
+    }
+
+    /// A disabled write is one NONE on the group's first field, and the trace goes on with the next group.
+    #[test]
+    fn a_disabled_write_is_one_none_token() {
+        let d = crate::examples::scatter10();
+        let mut r = Reference::new(d);
+        r.load(0, 0, &crate::examples::scatter10_image(100));
+        let p = r.protocol.clone();
+        assert!(p.fields.iter().find(|f| f.name == "M_ADDR.0").unwrap().optional);
+        assert!(!p.fields.iter().find(|f| f.name == "M_ADDR.1").unwrap().optional);
+        assert!(!p.fields.iter().find(|f| f.name == "M_DATA").unwrap().optional);
+        let toks: Vec<String> = r.run(200).iter().map(|t| p.describe(*t)).collect();
+        let steps: Vec<&[String]> = toks.split(|t| t == "STEP").filter(|s| !s.is_empty()).collect();
+        assert_eq!(steps.len(), 200);
+        let (mut skipped, mut written) = (0, 0);
+        for s in &steps {
+            let names: Vec<&str> = s.iter().map(|t| t.split('=').next().unwrap()).collect();
+            if s[3] == "M_ADDR.0=NONE" {
+                skipped += 1;
+                assert_eq!(names, ["P.0", "P.1", "A", "M_ADDR.0", "OUT"], "{s:?}");
+            } else {
+                written += 1;
+                assert_eq!(names, ["P.0", "P.1", "A", "M_ADDR.0", "M_ADDR.1", "M_DATA", "OUT"], "{s:?}");
+            }
+        }
+        assert!(skipped > 20 && written > 20, "{skipped} skipped, {written} written");
     }
 }

@@ -1,10 +1,12 @@
 //! The trace protocol: the token vocabulary of a machine and the meaning of every token.
 //!
-//! A machine step is written as a fixed sequence of *field* tokens, then `STEP`:
+//! A machine step is written as a sequence of *field* tokens, then `STEP`:
 //! for every register (in declaration order) its next value; for every memory the circuit writes, the write
-//! address and then the data (or the field's `NONE` token when the write is disabled); for every output port
-//! the circuit writes, the value (or `NONE`). Values wider than `chunk_bits` take several fields, low chunk
-//! first. When the circuit's halt bit is set, the step is the single token `HALT` and the run ends.
+//! address and then the data; for every output port the circuit writes, the value. Values wider than
+//! `chunk_bits` take several fields, low chunk first. A memory write's fields (address then data) and a
+//! port's fields form a *group*: when the write is disabled, the group is the single `NONE` token of its
+//! first field and its other fields are skipped ([`Protocol::after_none`]). When the circuit's halt bit is
+//! set, the step is the single token `HALT` and the run ends.
 //!
 //! Program loading uses host-only fields: for every memory `LOAD_ADDR` chunks then `LOAD_DATA` chunks; the
 //! last data chunk commits the write. The host feeds the loads, then one `STEP` to start the machine.
@@ -61,6 +63,15 @@ impl Field {
     }
 }
 
+/// The group a step field belongs to: a memory's write or a port (`None`: a register, its own group).
+fn group_key(r: FieldRole) -> Option<(u8, u32)> {
+    match r {
+        FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. } => Some((0, mem)),
+        FieldRole::Out { port, .. } => Some((1, port)),
+        _ => None,
+    }
+}
+
 /// The meaning of one token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -95,7 +106,8 @@ impl Protocol {
             for c in 0..chunks {
                 let w = cb.min(width - c * cb);
                 let nm = if chunks == 1 { name.clone() } else { format!("{name}.{c}") };
-                let f = Field { name: nm, role: role_of(c), width: w, lo: c * cb, optional, host_only, first_token: next_tok };
+                // Only a group's first field (chunk 0) has a NONE token.
+                let f = Field { name: nm, role: role_of(c), width: w, lo: c * cb, optional: optional && c == 0, host_only, first_token: next_tok };
                 next_tok += f.token_count();
                 fields.push(f);
             }
@@ -107,8 +119,8 @@ impl Protocol {
         for w in &m.circuit.mem_writes {
             let mem = &m.memories[w.mem as usize];
             let i = w.mem;
-            push(&mut fields, format!("{}_ADDR", mem.name), mem.addr_width, &|c| FieldRole::MemAddr { mem: i, chunk: c }, false, false);
-            push(&mut fields, format!("{}_DATA", mem.name), mem.word_width, &|c| FieldRole::MemData { mem: i, chunk: c }, true, false);
+            push(&mut fields, format!("{}_ADDR", mem.name), mem.addr_width, &|c| FieldRole::MemAddr { mem: i, chunk: c }, true, false);
+            push(&mut fields, format!("{}_DATA", mem.name), mem.word_width, &|c| FieldRole::MemData { mem: i, chunk: c }, false, false);
         }
         for o in &m.circuit.outputs {
             let p = &m.ports[o.port as usize];
@@ -183,6 +195,19 @@ impl Protocol {
             }
         }
         out
+    }
+
+    /// Position in [`Self::step_fields`] of the field that follows a `NONE` at position `k`: the first
+    /// position after `k`'s group (a memory write's address and data fields, or a port's fields);
+    /// `step_fields.len()` means `STEP`.
+    pub fn after_none(&self, k: usize) -> usize {
+        let key = |i: usize| group_key(self.fields[self.step_fields[i] as usize].role);
+        let g = key(k);
+        let mut e = k + 1;
+        while g.is_some() && e < self.step_fields.len() && key(e) == g {
+            e += 1;
+        }
+        e
     }
 
     /// Indices of the fields whose role satisfies `pred`, in order.

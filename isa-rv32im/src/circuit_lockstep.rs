@@ -177,7 +177,8 @@ pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu
                 }
             }
             Some(Token::None { field }) => {
-                if matches!(proto.fields[field as usize].role, FieldRole::MemData { mem: m, .. } if m == mem::X) {
+                // A disabled write is one NONE on the group's first field (the address).
+                if matches!(proto.fields[field as usize].role, FieldRole::MemAddr { mem: m, .. } | FieldRole::MemData { mem: m, .. } if m == mem::X) {
                     xd_none = true;
                 }
             }

@@ -17,6 +17,8 @@
 //! - Embedding: ±1 rows (constant +1, class indicators, token bits, NONE flag, fresh slots -1, padding +1).
 //! - lm_head: `logit(field f, v) = 1024·[next phase is f] + Σ_j ±x_{f,j} (+ x_present)`; NONE: `1024·[..] +
 //!   n_f - x_present`; HALT: `1024·[next is the first field] + n_1 + opt_1 + 2·x_halt`; host-only tokens -1024.
+//!   `[next phase is f]` is the phase bit of f (`Netlist::phases`, a gate of the token's class and NONE flag,
+//!   since a NONE skips the rest of its group).
 
 use crate::allocate::{Allocation, KeySrc};
 use crate::lower::Classes;
@@ -276,28 +278,14 @@ fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostT
 
 fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTensor) {
     let cslot = a.slot(Sig::ONE).0;
-    let class_slot = |c: u32| -> usize {
-        let node = net.nodes.iter().position(|s| *s == Source::TokClass(c)).expect("class node");
-        a.slot_of[node]
-    };
     let steps = &proto.step_fields;
-    // next(class) = phase: the class whose tokens come next. Previous classes of each phase:
-    let mut prev_of: Vec<Vec<u32>> = vec![Vec::new(); 2 + proto.fields.len()];
-    if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
-        prev_of[Classes::field(*first) as usize].push(Classes::STEP);
-        for w in steps.windows(2) {
-            prev_of[Classes::field(w[1]) as usize].push(Classes::field(w[0]));
-        }
-        prev_of[Classes::STEP as usize].push(Classes::field(*last));
-    }
-    // bonus·Σ_c (x_c + 1)/2
-    let bonus = |lm: &mut HostTensor, tok: usize, phase: u32| {
-        for c in &prev_of[phase as usize] {
-            *lm.at2_mut(tok, class_slot(*c)) += PHASE_BONUS / 2.0;
-            *lm.at2_mut(tok, cslot) += PHASE_BONUS / 2.0;
-        }
+    // bonus·(x_phase + 1)/2 with the phase bit of step position k (k = steps.len(): STEP)
+    let bonus = |lm: &mut HostTensor, tok: usize, k: usize| {
+        let (s, g) = a.slot(net.phases[k]);
+        *lm.at2_mut(tok, s) += g * PHASE_BONUS / 2.0;
+        *lm.at2_mut(tok, cslot) += PHASE_BONUS / 2.0;
     };
-    bonus(lm, proto.step_token as usize, Classes::STEP);
+    bonus(lm, proto.step_token as usize, steps.len());
     let mut is_step = vec![None; proto.fields.len()];
     for (k, f) in steps.iter().enumerate() {
         is_step[*f as usize] = Some(k);
@@ -312,7 +300,7 @@ fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTe
         let o = &net.outputs[k];
         for v in 0..(1u32 << f.width) {
             let tok = (f.first_token + v) as usize;
-            bonus(lm, tok, Classes::field(fi as u32));
+            bonus(lm, tok, k);
             for (j, b) in o.bits.iter().enumerate() {
                 let (s, g) = a.slot(*b);
                 *lm.at2_mut(tok, s) += if (v >> j) & 1 == 1 { g } else { -g };
@@ -323,7 +311,7 @@ fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTe
             }
         }
         if let (Some(nt), Some(p)) = (f.none_token(), o.present) {
-            bonus(lm, nt as usize, Classes::field(fi as u32));
+            bonus(lm, nt as usize, k);
             *lm.at2_mut(nt as usize, cslot) += f.width as f32;
             let (s, g) = a.slot(p);
             *lm.at2_mut(nt as usize, s) -= g;
@@ -333,7 +321,7 @@ fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTe
     match (net.halt, steps.first()) {
         (Some(hs), Some(first)) => {
             let f = &proto.fields[*first as usize];
-            bonus(lm, ht, Classes::field(*first));
+            bonus(lm, ht, 0);
             *lm.at2_mut(ht, cslot) += f.width as f32 + f.optional as u32 as f32;
             let (s, g) = a.slot(hs);
             *lm.at2_mut(ht, s) += 2.0 * g;

@@ -101,7 +101,8 @@ impl<'a> Lower<'a> {
                 Commit { mem: mi, enable: load_cls, addr: laddr, data: ldata }
             } else {
                 let sd = self.fields(|r| matches!(r, FieldRole::MemData { mem, .. } if mem == mi));
-                let present = *self.staged[sd[0] as usize].last().expect("optional field has a present bit");
+                // The write group's first field (address chunk 0) is NONE when the write is disabled.
+                let present = *self.staged[sa[0] as usize].last().expect("optional field has a present bit");
                 let step = self.class[Classes::STEP as usize];
                 let name = &d.memories[mi as usize].name;
                 let enable = self.net.gate(&format!("{name}.commit"), &[(vec![(step, 1), (present, 1)], -2, 1), (vec![(load_cls, 1)], -1, 1)], 0)?;
@@ -141,23 +142,57 @@ impl<'a> Lower<'a> {
                     };
                     FieldOut { bits: sl(&v), present: None }
                 }
+                // A group's first field carries the enable (NONE when off); the group's other fields are only
+                // emitted when it is on.
                 FieldRole::MemAddr { mem, .. } => {
                     let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
-                    FieldOut { bits: sl(&words[w.addr as usize]), present: None }
+                    FieldOut { bits: sl(&words[w.addr as usize]), present: f.optional.then(|| words[w.enable as usize][0]) }
                 }
                 FieldRole::MemData { mem, .. } => {
                     let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
-                    FieldOut { bits: sl(&words[w.data as usize]), present: Some(words[w.enable as usize][0]) }
+                    FieldOut { bits: sl(&words[w.data as usize]), present: f.optional.then(|| words[w.enable as usize][0]) }
                 }
                 FieldRole::Out { port, .. } => {
                     let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
-                    FieldOut { bits: sl(&words[o.value as usize]), present: Some(words[o.enable as usize][0]) }
+                    FieldOut { bits: sl(&words[o.value as usize]), present: f.optional.then(|| words[o.enable as usize][0]) }
                 }
                 FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } => unreachable!("not a step field"),
             };
             self.net.outputs.push(out);
         }
         self.net.halt = c.halt.map(|h| words[h as usize][0]);
+        self.phases()?;
+        Ok(())
+    }
+
+    /// The phase bits: `phases[k]` is 1 when the token after the current one is step position `k`'s field
+    /// (`k = step_fields.len()`: STEP). Position 0 follows STEP; position k follows position k - 1 when that
+    /// was not NONE, and follows any optional position j whose NONE skips to k ([`Protocol::after_none`]).
+    /// The predecessors are distinct token classes, so the terms are exclusive. Computed from the token's
+    /// class and NONE flag alone (layer 0's MLP); the lm_head adds the phase bonus from them.
+    fn phases(&mut self) -> Result<(), WeaveError> {
+        let p = self.proto;
+        let n = p.step_fields.len();
+        let none = self.tok_none;
+        let cls = |k: usize| -> Sig { if k == usize::MAX { self.class[Classes::STEP as usize] } else { self.class[Classes::field(p.step_fields[k]) as usize] } };
+        let mut preds: Vec<Vec<(Vec<(Sig, i64)>, i64, i64)>> = vec![Vec::new(); n + 1];
+        if n > 0 {
+            preds[0].push((vec![(cls(usize::MAX), 1)], -1, 1));
+        }
+        for k in 0..n {
+            let optional = p.fields[p.step_fields[k] as usize].optional;
+            if optional {
+                preds[k + 1].push((vec![(cls(k), 1), (none.not(), 1)], -2, 1));
+                preds[p.after_none(k)].push((vec![(cls(k), 1), (none, 1)], -2, 1));
+            } else {
+                preds[k + 1].push((vec![(cls(k), 1)], -1, 1));
+            }
+        }
+        for (k, terms) in preds.iter().enumerate() {
+            let name = if k == n { "phase:STEP".to_string() } else { format!("phase:{}", p.fields[p.step_fields[k] as usize].name) };
+            let g = self.net.gate(&name, terms, 0)?;
+            self.net.phases.push(g);
+        }
         Ok(())
     }
 

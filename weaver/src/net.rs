@@ -130,6 +130,9 @@ pub struct Netlist {
     /// Per step field, in protocol order.
     pub outputs: Vec<FieldOut>,
     pub halt: Option<Sig>,
+    /// Per step position and then STEP: 1 when the next token is that position's field (see
+    /// `lower::Lower::phases`).
+    pub phases: Vec<Sig>,
     dedup: HashMap<Gate, Sig>,
 }
 

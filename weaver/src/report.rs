@@ -19,7 +19,7 @@ pub struct Report {
     pub vocab_size: usize,
     pub parameters: usize,
     pub nonzero_weights: usize,
-    /// Trace tokens of one machine step (fields + STEP).
+    /// Most trace tokens of one machine step (every field + STEP; a disabled write or port is one NONE).
     pub tokens_per_step: usize,
     pub gates: usize,
     pub memory_reads: usize,
@@ -33,7 +33,7 @@ impl Report {
     pub fn render(&self) -> String {
         format!(
             "machine {}: {} layers, hidden {}, intermediate {}, DeltaNet {} key / {} value heads (d_k {}, d_v {}), vocab {}\n\
-             parameters {}, nonzero weights {} ({:.3}%), {} trace tokens per step, {} gates, {} memory reads\n\
+             parameters {}, nonzero weights {} ({:.3}%), at most {} trace tokens per step, {} gates, {} memory reads\n\
              MLP units per layer {:?}, heads per layer {:?}, woven in {:.1} ms",
             self.machine,
             self.layers,

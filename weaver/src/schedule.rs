@@ -56,7 +56,7 @@ pub fn schedule(net: &Netlist) -> Schedule {
     if !net.reg_bits.is_empty() {
         last = last.max(3);
     }
-    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter());
+    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter()).chain(net.phases.iter());
     for s in outs {
         last = last.max(ready[s.node as usize]);
     }
