@@ -11,6 +11,7 @@
 
 use anyhow::{Context, Result, bail};
 use backends::sparse::SparseModel;
+use indicatif::{ProgressBar, ProgressStyle};
 use isa_rv32im::circuit::rv32im_machine;
 use isa_rv32im::circuit_config::{Backend, Rv32Config};
 use isa_rv32im::circuit_lockstep::{LockstepEnd, trace_lockstep};
@@ -78,7 +79,24 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let t1 = Instant::now();
         let mut st = model.new_state();
         let prompt = image.prompt(proto);
-        let out = host::run(proto, &prompt, max_steps, |t| model.step_argmax(&mut st, t)).map_err(anyhow::Error::msg)?;
+        let pb = if std::io::IsTerminal::is_terminal(&std::io::stderr()) { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+        pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap());
+        let out = host::run_observed(
+            proto,
+            &prompt,
+            max_steps,
+            |t| model.step_argmax(&mut st, t),
+            |ev| {
+                if let host::Event::Step { steps } = ev {
+                    if steps % 64 == 0 {
+                        pb.set_message(format!("{name}: {steps} steps"));
+                        pb.tick();
+                    }
+                }
+            },
+        )
+        .map_err(anyhow::Error::msg)?;
+        pb.finish_and_clear();
         let secs = t1.elapsed().as_secs_f64();
         let tokens = out.trace.prompt.len() + out.trace.generated.len();
         total_tokens += tokens;

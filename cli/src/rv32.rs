@@ -40,7 +40,7 @@ pub struct Rv32Run<'a> {
 }
 
 /// The machine description the config selects: the static registration, or a cdylib plugin.
-fn machine(cfg: &Rv32Config, opts: &Rv32MachineOptions, config_path: &Path) -> Result<MachineDesc> {
+pub(crate) fn machine(cfg: &Rv32Config, opts: &Rv32MachineOptions, config_path: &Path) -> Result<MachineDesc> {
     let ours = rv32im_machine(opts)?;
     let Some(plugin) = &cfg.machine.plugin else { return Ok(ours) };
     let path = config_path.parent().unwrap_or(Path::new(".")).join(plugin);

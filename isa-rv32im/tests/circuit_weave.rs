@@ -16,7 +16,7 @@ fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
     let desc = rv32im_machine(opts).unwrap();
     let proto = Protocol::of(&desc);
     let t0 = std::time::Instant::now();
-    let net = weaver::lower::lower(&desc, &proto).expect("lowers");
+    let net = weaver::prune::prune(&weaver::lower::lower(&desc, &proto).expect("lowers"));
     let sched = weaver::schedule::schedule(&net);
     let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None, false).expect("allocates");
     let cfg = weaver::emit::config(&alloc);

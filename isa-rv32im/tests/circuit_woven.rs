@@ -61,7 +61,7 @@ fn woven_small_machine_runs_in_lockstep_with_the_reference() {
     let opts = Rv32MachineOptions { ram_base: BASE, ram_size: 1024, ..Default::default() };
     let desc = rv32im_machine(&opts).unwrap();
     let proto = isa_api::Protocol::of(&desc);
-    let net = weaver::lower::lower(&desc, &proto).unwrap();
+    let net = weaver::prune::prune(&weaver::lower::lower(&desc, &proto).unwrap());
     let sched = weaver::schedule::schedule(&net);
     let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None, false).unwrap();
     let params = weaver::emit::config(&alloc).parameter_count();

@@ -126,7 +126,10 @@ impl Geometry {
             ));
         }
         if !target.dk.is_power_of_two() || target.dk.trailing_zeros() % 2 != 0 || target.dk > MAX_DK {
-            over.push(format!("linear_key_head_dim {} must be a power of 4 up to {MAX_DK}", target.dk));
+            over.push(format!(
+                "linear_key_head_dim {} must be a power of 4 up to {MAX_DK} (a one-hot memory read through Qwen3.5's l2norm and 1/sqrt(d_k) scale is an exact f32 value only when sqrt(d_k) is a power of two)",
+                target.dk
+            ));
         }
         if target.dv % 4 != 0 {
             over.push(format!("linear_value_head_dim {} must be a multiple of 4", target.dv));

@@ -1,7 +1,8 @@
 //! The weaver: compiles a machine's circuit into the weights of standard Qwen3.5 decoder layers (issue 3).
 //! Nothing is trained; every weight is computed.
 //!
-//! Passes, one module each: [`lower`] (word circuit -> bit-level threshold gates), [`schedule`] (gates and
+//! Passes, one module each: [`lower`] (word circuit -> bit-level threshold gates), [`prune`] (dead-gate
+//! elimination), [`schedule`] (gates and
 //! reads -> sublayers), [`allocate`] (typed residual slots, MLP units, DeltaNet heads, geometry), [`emit`]
 //! (tensors), [`report`] (figures and the allocation dump). [`numerics`] holds the f32 facts the weights rely
 //! on, [`host`] the circuit-free decode loop, [`manifest`] what is published with a woven model.
@@ -17,6 +18,7 @@ pub mod lower;
 pub mod manifest;
 pub mod net;
 pub mod numerics;
+pub mod prune;
 pub mod report;
 pub mod schedule;
 
@@ -56,7 +58,7 @@ pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveErro
     let t0 = std::time::Instant::now();
     desc.validate()?;
     let protocol = Protocol::of(desc);
-    let netlist = lower::lower(desc, &protocol)?;
+    let netlist = prune::prune(&lower::lower(desc, &protocol)?);
     let schedule = schedule::schedule(&netlist);
     let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
     let config = emit::config(&allocation);
