@@ -113,3 +113,28 @@ fn bad_inputs_are_named_before_weaving() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn lockstep_replays_woven_runs_against_the_interpreter() {
+    let dir = scratch("lockstep");
+    let elf = dir.join("tiny.elf");
+    // addi x1, x0, 5; addi x2, x1, 7; addi a7, x0, 93; addi a0, x2, 0; ecall (exit 12)
+    std::fs::write(&elf, tiny_elf(&[0x0050_0093, 0x0070_8113, 0x05d0_0893, 0x0001_0513, 0x0000_0073])).unwrap();
+    let out = loom().current_dir(repo()).args(["lockstep", "configs/rv32im.toml", "--examples", "hello"]).arg(&elf).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let line = |name: &str| stdout.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no line for {name}: {stdout}")).to_string();
+    let hello: Vec<String> = line("hello").split_whitespace().map(String::from).collect();
+    assert_eq!(hello[1], "95", "{stdout}");
+    assert_eq!(&hello[4..8], ["0", "exit", "0", "expected"], "{stdout}");
+    let tiny: Vec<String> = line(&elf.display().to_string()).split_whitespace().map(String::from).collect();
+    assert_eq!(&tiny[1..2], ["5"], "{stdout}");
+    assert_eq!(&tiny[4..7], ["0", "exit", "12"], "{stdout}");
+    assert!(stdout.contains("total: 100 instructions compared"), "{stdout}");
+    // An unknown example is named, with the list.
+    let out = loom().current_dir(repo()).args(["lockstep", "configs/rv32im.toml", "--examples", "nosuch"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("no built-in example \"nosuch\"") && stderr.contains("sieve"), "{stderr}");
+}
