@@ -9,11 +9,9 @@
 //!
 //! Prints one line per program and the total; exits 1 on any disagreement.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use backends::sparse::SparseModel;
 use indicatif::{ProgressBar, ProgressStyle};
-use isa_rv32im::circuit::rv32im_machine;
-use isa_rv32im::circuit_config::{Backend, Rv32Config};
 use isa_rv32im::circuit_lockstep::{LockstepEnd, trace_lockstep};
 use isa_rv32im::examples::EXAMPLES;
 use isa_rv32im::program::ProgramImage;
@@ -40,11 +38,7 @@ pub struct Args {
 
 /// Run the lockstep; returns the exit status.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&a.config).with_context(|| format!("reading {}", a.config.display()))?;
-    let cfg = Rv32Config::parse(&text).with_context(|| format!("{}", a.config.display()))?;
-    if cfg.run.backend != Backend::Sparse {
-        bail!("{}: lockstep runs the woven machine on backend = \"sparse\"", a.config.display());
-    }
+    let cfg = crate::rv32::sparse_config(&a.config)?;
     let opts = cfg.options();
     // (name, ELF bytes, expected console for built-in examples)
     let mut programs: Vec<(String, Vec<u8>, Option<&'static [u8]>)> = Vec::new();
@@ -64,7 +58,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .iter()
         .map(|(n, elf, _)| ProgramImage::from_elf(elf, &opts).with_context(|| n.clone()))
         .collect::<Result<Vec<_>>>()?;
-    let desc = rv32im_machine(&opts)?;
+    let desc = crate::rv32::machine(&cfg, &opts, &a.config)?;
     let t0 = Instant::now();
     let woven = weaver::weave(&desc, &weaver::WeaveOptions::default())?;
     let model = SparseModel::new(&woven.config, &woven.weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;

@@ -60,19 +60,25 @@ fn field_index(desc: &MachineDesc, what: &str, names: impl Iterator<Item = Strin
     names.into_iter().position(|n| n == name).map(|i| i as u32).with_context(|| format!("machine {} has no {what} {name}", desc.name))
 }
 
-/// Run it; returns the process exit status.
-pub fn run(r: Rv32Run) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(r.config).with_context(|| format!("reading {}", r.config.display()))?;
-    let cfg = Rv32Config::parse(&text).with_context(|| format!("{}", r.config.display()))?;
+/// Read an RV32IM config that runs on the sparse executor (`loom run`, `loom lockstep`).
+pub(crate) fn sparse_config(path: &Path) -> Result<Rv32Config> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let cfg = Rv32Config::parse(&text).with_context(|| format!("{}", path.display()))?;
     if cfg.run.backend != Backend::Sparse {
         bail!(
             "{}: backend {:?} is the dense burn model, which holds every woven weight (billions of parameters for \
-             this machine) as a dense f32 tensor; `loom run` runs rv32im on backend = \"sparse\" (the dense path is \
-             checked on the small acc8 machine: `loom weave` + `loom generate`)",
-            r.config.display(),
+             this machine) as a dense f32 tensor; rv32im runs here on backend = \"sparse\" (for the dense path, \
+             export the machine with `loom weave CONFIG --out DIR` and decode it with `loom generate --model DIR`)",
+            path.display(),
             cfg.run.backend
         );
     }
+    Ok(cfg)
+}
+
+/// Run it; returns the process exit status.
+pub fn run(r: Rv32Run) -> Result<ExitCode> {
+    let cfg = sparse_config(r.config)?;
     let opts = cfg.options();
     let (elf, program_name) = match r.program {
         Some(p) => (std::fs::read(p).with_context(|| format!("reading {}", p.display()))?, p.display().to_string()),

@@ -4,10 +4,11 @@
 //! `WEAVER_HF_PYTHON` names a python with torch + transformers) exported and decoded by transformers'
 //! `Qwen3_5ForCausalLM`, token for token against the reference evaluator.
 
+mod common;
+
 use backends::sparse::SparseModel;
 use isa_api::examples::{scatter10, scatter10_image};
 use isa_api::Reference;
-use std::path::PathBuf;
 use weaver::allocate::KeySrc;
 use weaver::{host, weave, WeaveOptions};
 
@@ -30,7 +31,7 @@ fn block_heads_share_key_heads_and_run_exactly_on_the_sparse_executor() {
             assert!(reads.iter().all(|r| *r == reads[0]), "a key head serves one read: {reads:?}");
         }
     }
-    assert!(a.layers.iter().flat_map(|l| l.groups.iter()).any(|g| g.len() > 1 && la_is_addr(a, g)), "some key head serves several blocks");
+    assert!(a.layers.iter().any(|l| l.groups.iter().any(|g| g.len() > 1 && l.heads[g[0]].read.is_some())), "some key head serves several blocks");
     let model = SparseModel::new(&w.config, &w.weights).unwrap();
     let image = scatter10_image(300);
     let prompt = host::program_prompt(&w.protocol, 0, 0, &image);
@@ -45,10 +46,6 @@ fn block_heads_share_key_heads_and_run_exactly_on_the_sparse_executor() {
     }
     assert_eq!(got.trace.generated.len(), want.len());
     eprintln!("scatter10 on the sparse executor: {} steps, {} positions equal to the reference, 0 mismatches", steps, want.len());
-}
-
-fn la_is_addr(a: &weaver::allocate::Allocation, g: &[usize]) -> bool {
-    a.layers.iter().any(|l| l.groups.iter().any(|x| x == g) && g.iter().all(|h| l.heads.get(*h).is_some_and(|hd| hd.read.is_some())))
 }
 
 /// Zeroing the block select of one head's write gate (beta) lets it write in every block: the trace changes.
@@ -82,13 +79,9 @@ fn ablating_the_block_select_of_beta_changes_the_trace() {
 
 #[test]
 fn transformers_runs_the_block_memory_machine_to_the_reference_trace() {
-    let Some(python) = std::env::var("WEAVER_HF_PYTHON").ok().filter(|s| !s.is_empty()) else {
-        eprintln!("SKIPPED transformers_runs_the_block_memory_machine_to_the_reference_trace: set WEAVER_HF_PYTHON to a python with torch + transformers");
+    let Some((python, script)) = common::hf_setup("transformers_runs_the_block_memory_machine_to_the_reference_trace") else {
         return;
     };
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let script = std::env::var("WEAVER_HF_DECODE").map(PathBuf::from).unwrap_or_else(|_| root.join("../shared/tools/hf_decode.py"));
-    assert!(script.is_file(), "{} not found", script.display());
     let w = weave(&scatter10(), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
     let dir = std::env::temp_dir().join(format!("loom-weaver-hf-blocks-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -98,19 +91,7 @@ fn transformers_runs_the_block_memory_machine_to_the_reference_trace() {
     let pf = dir.with_extension("prompt.json");
     std::fs::write(&pf, serde_json::to_string(&prompt).unwrap()).unwrap();
     let want = reference(30, &image);
-    let out = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(&dir)
-        .arg("--prompt-file")
-        .arg(&pf)
-        .args(["--max-new-tokens", &want.len().to_string(), "--prefill", "chunked"])
-        .output()
-        .expect("run hf_decode.py");
-    assert!(out.status.success(), "hf_decode.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).expect("JSON line");
-    let v: serde_json::Value = serde_json::from_str(line).unwrap();
-    let theirs: Vec<u32> = v["generated"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+    let theirs = common::hf_decode(&python, &script, &dir, &pf, want.len(), "chunked");
     assert_eq!(theirs, want, "transformers' trace");
     eprintln!("transformers: {} positions of scatter10 equal to the reference", theirs.len());
     std::fs::remove_dir_all(&dir).unwrap();

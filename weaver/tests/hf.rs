@@ -2,20 +2,17 @@
 //! `WEAVER_HF_DECODE`): the same trace as the reference evaluator, with chunked and with stepwise prefill.
 //! Runs when `WEAVER_HF_PYTHON` names a python with torch + transformers (skipped otherwise, saying so).
 
+mod common;
+
 use isa_api::examples::{acc8, acc8_stress_program};
 use isa_api::Reference;
-use std::path::PathBuf;
 use weaver::{export::save, host, weave, WeaveOptions};
 
 #[test]
 fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
-    let Some(python) = std::env::var("WEAVER_HF_PYTHON").ok().filter(|s| !s.is_empty()) else {
-        eprintln!("SKIPPED transformers_runs_the_woven_acc8_to_the_reference_trace: set WEAVER_HF_PYTHON to a python with torch + transformers");
+    let Some((python, script)) = common::hf_setup("transformers_runs_the_woven_acc8_to_the_reference_trace") else {
         return;
     };
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let script = std::env::var("WEAVER_HF_DECODE").map(PathBuf::from).unwrap_or_else(|_| root.join("../shared/tools/hf_decode.py"));
-    assert!(script.is_file(), "{} not found", script.display());
     let w = weave(&acc8(), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
     let dir = std::env::temp_dir().join(format!("loom-weaver-hf-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -29,20 +26,7 @@ fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
     r.load(0, 0, &prog);
     let want = r.run(steps);
     for prefill in ["chunked", "stepwise"] {
-        let out = std::process::Command::new(&python)
-            .arg(&script)
-            .arg(&dir)
-            .arg("--prompt-file")
-            .arg(&pf)
-            .args(["--max-new-tokens", &want.len().to_string(), "--prefill", prefill])
-            .output()
-            .expect("run hf_decode.py");
-        assert!(out.status.success(), "hf_decode.py failed: {}", String::from_utf8_lossy(&out.stderr));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).expect("JSON line");
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let theirs: Vec<u32> = v["generated"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
-        // hf_decode.py feeds back its own argmax: a trace, not teacher forcing.
+        let theirs = common::hf_decode(&python, &script, &dir, &pf, want.len(), prefill);
         assert_eq!(theirs, want, "{prefill} prefill");
         eprintln!("transformers ({prefill} prefill): {} positions equal to the reference", theirs.len());
     }
