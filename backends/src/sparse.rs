@@ -650,16 +650,17 @@ impl SparseModel {
         let z = d.z.matvec(x);
         let b = d.b.matvec(x);
         let a = d.a.matvec(x);
-        let scale = (dk as f32).sqrt();
-        // Per key head: L2-normalised q (divided by sqrt(d_k)) and k, or None when all zero (the normalised
+        // transformers multiplies the normalised query by the Python float 1 / d_k ** 0.5, cast to f32.
+        let scale = (1.0 / (dk as f64).sqrt()) as f32;
+        // Per key head: L2-normalised q (times that scale) and k, or None when all zero (the normalised
         // vector is then exactly zero too: 0 * rsqrt(0 + 1e-6) = 0), which skips the head's read or write.
-        let l2 = |u: &[f32], div: f32| -> Option<Vec<f32>> {
+        let l2 = |u: &[f32], mul: f32| -> Option<Vec<f32>> {
             if u.iter().all(|e| *e == 0.0) {
                 return None;
             }
             let ss = u.iter().map(|e| e * e).sum::<f32>();
             let r = 1.0 / (ss + 1e-6).sqrt();
-            Some(u.iter().map(|e| (e * r) / div).collect())
+            Some(u.iter().map(|e| (e * r) * mul).collect())
         };
         let per_k = nv / nk;
         let mut out = vec![0f32; nv * dv];

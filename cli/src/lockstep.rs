@@ -60,7 +60,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let desc = crate::rv32::machine(&cfg, &opts, &a.config)?;
     let t0 = Instant::now();
-    let woven = weaver::weave(&desc, &weaver::WeaveOptions::default())?;
+    let woven = weaver::weave(&desc, &crate::rv32::weave_options(&cfg, &desc, false)?)?;
     let model = SparseModel::new(&woven.config, &woven.weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
     drop(woven.weights);
     let proto = &woven.protocol;

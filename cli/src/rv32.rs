@@ -56,6 +56,27 @@ pub(crate) fn machine(cfg: &Rv32Config, opts: &Rv32MachineOptions, config_path: 
     Ok(desc)
 }
 
+/// Weave options of an RV32IM config: the minimal geometry, or the config's `[geometry]` (a base model's
+/// shape; missing fields keep the minimal value). `attention_layer`: include an inert full-attention layer
+/// (checkpoints for transformers need one; a fitted geometry's attention interval already gives them).
+pub(crate) fn weave_options(cfg: &Rv32Config, desc: &MachineDesc, attention_layer: bool) -> Result<weaver::WeaveOptions> {
+    let Some(g) = cfg.geometry else { return Ok(weaver::WeaveOptions { fit: None, attention_layer }) };
+    let (_, _, _, minimal) = weaver::plan(desc, &weaver::WeaveOptions::default())?;
+    let m = minimal.geometry;
+    let fit = weaver::Geometry {
+        layers: g.layers.unwrap_or(0),
+        hidden: g.hidden.unwrap_or(m.hidden),
+        intermediate: g.intermediate.unwrap_or(m.intermediate),
+        key_heads: g.key_heads.unwrap_or(m.key_heads),
+        value_heads: g.value_heads.unwrap_or(m.value_heads),
+        dk: g.dk.unwrap_or(m.dk),
+        dv: g.dv.unwrap_or(m.dv),
+        vocab: m.vocab,
+        attention_interval: g.attention_interval.unwrap_or(0),
+    };
+    Ok(weaver::WeaveOptions { fit: Some(fit), attention_layer })
+}
+
 fn field_index(desc: &MachineDesc, what: &str, names: impl Iterator<Item = String>, name: &str) -> Result<u32> {
     names.into_iter().position(|n| n == name).map(|i| i as u32).with_context(|| format!("machine {} has no {what} {name}", desc.name))
 }
@@ -101,7 +122,7 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
     };
     let t0 = Instant::now();
     let pb = spinner(&format!("weaving {} ({} KiB RAM)", desc.name, opts.ram_size / 1024));
-    let woven = weaver::weave(&desc, &weaver::WeaveOptions::default())?;
+    let woven = weaver::weave(&desc, &weave_options(&cfg, &desc, false)?)?;
     let weave_s = t0.elapsed().as_secs_f64();
     pb.set_message("building the sparse executor");
     let model = SparseModel::new(&woven.config, &woven.weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;

@@ -31,7 +31,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let w = if is_rv32_config(&text) {
         let cfg = isa_rv32im::circuit_config::Rv32Config::parse(&text).with_context(|| format!("{}", a.config.display()))?;
         let desc = crate::rv32::machine(&cfg, &cfg.options(), &a.config)?;
-        weaver::weave(&desc, &weaver::WeaveOptions { fit: None, attention_layer: true })?
+        weaver::weave(&desc, &crate::rv32::weave_options(&cfg, &desc, true)?)?
     } else {
         let cfg = MachineConfig::from_file(&a.config)?;
         let base = a.config.parent().map(PathBuf::from).unwrap_or_default();

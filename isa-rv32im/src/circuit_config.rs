@@ -88,6 +88,30 @@ impl Default for RunSection {
     }
 }
 
+/// The optional `[geometry]` table: weave the machine into a given base model's layer shape instead of the
+/// minimal one (the weaver's `Geometry`; names as in `weaver::export::GeometryConfig`). A missing field keeps
+/// the minimal value; `layers` is a budget (missing: as many as needed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeometrySection {
+    /// `num_hidden_layers`.
+    pub layers: Option<usize>,
+    /// `hidden_size`.
+    pub hidden: Option<usize>,
+    /// `intermediate_size`.
+    pub intermediate: Option<usize>,
+    /// `linear_num_key_heads`.
+    pub key_heads: Option<usize>,
+    /// `linear_num_value_heads`.
+    pub value_heads: Option<usize>,
+    /// `linear_key_head_dim`.
+    pub dk: Option<usize>,
+    /// `linear_value_head_dim`.
+    pub dv: Option<usize>,
+    /// `full_attention_interval`: every n-th layer is (inert) full attention.
+    pub attention_interval: Option<usize>,
+}
+
 /// A parsed, validated `rv32im.toml`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,6 +121,9 @@ pub struct Rv32Config {
     /// How to run it.
     #[serde(default)]
     pub run: RunSection,
+    /// A base model's layer geometry to weave into (default: the minimal geometry).
+    #[serde(default)]
+    pub geometry: Option<GeometrySection>,
 }
 
 /// Why a config was rejected.

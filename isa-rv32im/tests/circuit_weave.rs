@@ -4,7 +4,6 @@
 //! tensors) runs only when the parameter count fits `RV32_WEAVE_MAX_PARAMS` (default 500 million = 2 GB), so
 //! that this test never exhausts a shared machine; otherwise it prints what a full weave would need.
 
-use isa_api::Protocol;
 use isa_rv32im::circuit::{Rv32MachineOptions, rv32im_machine};
 use weaver::net::Source;
 
@@ -12,13 +11,21 @@ fn max_params() -> usize {
     std::env::var("RV32_WEAVE_MAX_PARAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(500_000_000)
 }
 
+/// Qwen3.5-9B's layer shape (transformers' `Qwen3_5TextConfig` defaults): hidden 4096, intermediate 12288,
+/// 16 key / 32 value DeltaNet heads of 128 dims, every 4th layer full attention, 32 layers.
+fn qwen35_9b() -> weaver::Geometry {
+    weaver::Geometry { layers: 32, hidden: 4096, intermediate: 12288, key_heads: 16, value_heads: 32, dk: 128, dv: 128, vocab: 0, attention_interval: 4 }
+}
+
 fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
+    report_fit(opts, None).0
+}
+
+fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usize, usize), weaver::allocate::Allocation) {
     let desc = rv32im_machine(opts).unwrap();
-    let proto = Protocol::of(&desc);
     let t0 = std::time::Instant::now();
-    let net = weaver::prune::prune(&weaver::lower::lower(&desc, &proto).expect("lowers"));
-    let sched = weaver::schedule::schedule(&net);
-    let alloc = weaver::allocate::allocate(&net, &sched, &desc, &proto, None, false).expect("allocates");
+    let fit = fit.map(|g| weaver::Geometry { vocab: isa_api::Protocol::of(&desc).vocab_size as usize, ..g });
+    let (proto, net, sched, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit, attention_layer: false }).expect("plans");
     let cfg = weaver::emit::config(&alloc);
     let g = alloc.geometry;
     let params = cfg.parameter_count();
@@ -88,14 +95,35 @@ fn report(opts: &Rv32MachineOptions) -> (usize, usize) {
         }).collect();
         eprintln!("  field ready times: {}", fr.join(" "));
     }
-    if params <= max_params() {
+    if params <= max_params() && fit.is_none() {
         let w = weaver::weave(&desc, &Default::default()).expect("weaves");
         eprintln!("  woven: {}", w.report.render());
         assert_eq!(w.report.tokens_per_step, proto.step_fields.len() + 1);
     } else {
         eprintln!("  full weave skipped: {params} parameters exceed RV32_WEAVE_MAX_PARAMS = {}", max_params());
     }
-    (g.layers, proto.step_fields.len() + 1)
+    ((g.layers, proto.step_fields.len() + 1), alloc)
+}
+
+#[test]
+fn weaves_into_qwen35_9b_geometry() {
+    // 64 KiB of RAM: 16,384 word rows = 128 heads of 128 rows per read copy, 4 layers of 32 value heads each
+    let ((layers, tokens), a) = report_fit(&Rv32MachineOptions::default(), Some(qwen35_9b()));
+    assert_eq!(tokens, 18);
+    let g = a.geometry;
+    assert_eq!((g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.attention_interval), (32, 4096, 12288, 16, 32, 128, 128, 4));
+    assert_eq!(layers, 32);
+    assert_eq!(a.attention_layers, (0..32).filter(|l| l % 4 == 3).collect::<Vec<_>>());
+    for (l, la) in a.layers.iter().enumerate() {
+        assert!(la.heads.len() <= 32 && la.groups.len() <= 16, "layer {l}");
+        if l % 4 == 3 {
+            assert!(la.heads.is_empty(), "attention layer {l} holds heads");
+        }
+    }
+    let ram_heads = a.layers.iter().flat_map(|l| l.heads.iter()).filter(|h| h.name.starts_with("memory RAM")).count();
+    assert_eq!(ram_heads, 2 * 128, "two RAM reads (fetch, load) of 128 blocks each");
+    let used = a.layers.iter().rposition(|l| !l.heads.is_empty() || !l.units.is_empty()).unwrap() + 1;
+    eprintln!("Qwen3.5-9B geometry: {used} of 32 layers used, {} of 4096 hidden slots hold nodes", a.slots.iter().filter(|s| s.kind != weaver::allocate::SlotKind::Pad).count());
 }
 
 #[test]

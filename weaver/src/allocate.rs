@@ -4,7 +4,9 @@
 //! Slots: the constant slot (+1), one indicator per token class, the token-value bits, the NONE flag, then
 //! one *fresh* slot per computed bit (staged field bits, register bits, memory-read bits, gate outputs). The
 //! embedding sets fresh slots to -1 and exactly one block later adds 0 or +2 (SSA), so every slot is ±1 at
-//! every layer boundary. Padding slots (when a larger hidden size is requested) hold +1.
+//! every layer boundary. A slot whose node has been read for the last time is reset to -1 by one MLP unit
+//! and reused by a later node (see [`allocate`]). Padding slots (when a larger hidden size is requested) hold
+//! +1.
 //!
 //! Heads: layer 0 holds one staging head per field (constant key, written at
 //! that field's tokens); layer 1 one head per register (constant key, written at STEP); every memory read
@@ -17,7 +19,7 @@
 
 use crate::error::WeaveError;
 use crate::net::{Netlist, Sig, Source};
-use crate::schedule::Schedule;
+use crate::schedule::{Mixers, Schedule};
 use serde::{Deserialize, Serialize};
 
 /// Most rows one head holds (keeps the gated norm exact, see `emit`).
@@ -42,13 +44,25 @@ pub struct Slot {
     pub kind: SlotKind,
 }
 
-/// One MLP unit: half `half` (0: `relu(L + 1)`, 1: `relu(L)`) of term `term` of gate `gate`; `term = None` is
-/// the gate's constant-offset unit.
-#[derive(Clone, Copy, Debug)]
-pub struct Unit {
-    pub gate: u32,
-    pub term: Option<u32>,
-    pub half: u8,
+/// One MLP unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Half `half` (0: `relu(L + 1)`, 1: `relu(L)`) of term `term` of gate `gate`.
+    Term { gate: u32, term: u32, half: u8 },
+    /// Gate `gate`'s constant offset.
+    Offset { gate: u32 },
+    /// Sets node `node`'s slot back to -1 after its last reader, for the next node allocated there.
+    Reset { node: u32 },
+}
+
+impl Unit {
+    /// The gate this unit computes a part of (None for resets).
+    pub fn gate(&self) -> Option<u32> {
+        match self {
+            Unit::Term { gate, .. } | Unit::Offset { gate } => Some(*gate),
+            Unit::Reset { .. } => None,
+        }
+    }
 }
 
 /// A key or query: the constant row 0, or the one-hot of an address (rows `block * d_k ..`).
@@ -97,10 +111,15 @@ pub struct Geometry {
     pub dk: usize,
     pub dv: usize,
     pub vocab: usize,
+    /// Every `attention_interval`-th layer is full attention (Qwen3.5's `full_attention_interval`; 0: none,
+    /// the weaver then adds one inert attention layer where a checkpoint needs it).
+    #[serde(default)]
+    pub attention_interval: usize,
 }
 
 impl Geometry {
-    /// Grow to `target`, or name every dimension that does not fit.
+    /// Grow to `target`, or name every dimension that does not fit. `target.layers == 0` takes as many
+    /// layers as needed.
     pub fn fit(&self, target: &Geometry) -> Result<Geometry, WeaveError> {
         let mut over = Vec::new();
         let mut chk = |name: &str, need: usize, have: usize| {
@@ -108,12 +127,13 @@ impl Geometry {
                 over.push(format!("{name} needs {need} but the target has {have}"));
             }
         };
-        chk("num_hidden_layers", self.layers, target.layers);
+        if target.layers > 0 {
+            chk("num_hidden_layers", self.layers, target.layers);
+        }
         chk("hidden_size", self.hidden, target.hidden);
         chk("intermediate_size", self.intermediate, target.intermediate);
         chk("linear_num_key_heads", self.key_heads, target.key_heads);
         chk("linear_num_value_heads", self.value_heads, target.value_heads);
-        chk("linear_key_head_dim", self.dk, target.dk);
         chk("linear_value_head_dim", self.dv, target.dv);
         chk("vocab_size", self.vocab, target.vocab);
         if target.key_heads == 0 || target.value_heads % target.key_heads != 0 {
@@ -125,16 +145,20 @@ impl Geometry {
                 target.value_heads / target.key_heads
             ));
         }
-        if !target.dk.is_power_of_two() || target.dk.trailing_zeros() % 2 != 0 || target.dk > MAX_DK {
+        if crate::numerics::value_scale(target.dk).is_none() {
             over.push(format!(
-                "linear_key_head_dim {} must be a power of 4 up to {MAX_DK} (a one-hot memory read through Qwen3.5's l2norm and 1/sqrt(d_k) scale is an exact f32 value only when sqrt(d_k) is a power of two)",
+                "linear_key_head_dim {} must be a power of two from 4 to {MAX_DK} (the weaver's exact one-hot memory reads, see numerics::value_scale)",
                 target.dk
             ));
         }
         if target.dv % 4 != 0 {
             over.push(format!("linear_value_head_dim {} must be a multiple of 4", target.dv));
         }
-        if over.is_empty() { Ok(*target) } else { Err(WeaveError::Overflow(over.join("; "))) }
+        if self.attention_interval != target.attention_interval {
+            over.push(format!("full_attention_interval {} was scheduled for but the target has {} (weaver bug)", self.attention_interval, target.attention_interval));
+        }
+        let layers = if target.layers == 0 { self.layers } else { target.layers };
+        if over.is_empty() { Ok(Geometry { layers, ..*target }) } else { Err(WeaveError::Overflow(over.join("; "))) }
     }
 }
 
@@ -146,9 +170,10 @@ pub struct Allocation {
     pub slot_of: Vec<usize>,
     pub layers: Vec<LayerAlloc>,
     pub geometry: Geometry,
-    /// Index of the layer whose token mixer is an (all-zero, exactly inert) full-attention layer, if any:
-    /// transformers' cache needs at least one attention layer to count positions.
-    pub attention_layer: Option<usize>,
+    /// Layers whose token mixer is an (all-zero, exactly inert) full-attention layer: those of the fitted
+    /// geometry's `attention_interval`, or one requested layer (transformers' cache needs at least one
+    /// attention layer to count positions).
+    pub attention_layers: Vec<usize>,
 }
 
 impl Allocation {
@@ -166,7 +191,90 @@ fn pow4_at_least(n: usize) -> usize {
     d
 }
 
-/// Allocate slots, units and heads; `fit` grows the minimal geometry to a requested one.
+/// Rows of each memory of a machine.
+pub fn memory_rows(desc: &isa_api::MachineDesc) -> Vec<usize> {
+    desc.memories.iter().map(|m| 1usize << m.addr_width).collect()
+}
+
+/// The minimal d_k: the smallest power of 4 holding the largest memory, at most [`MAX_DK`] (larger memories
+/// are split into blocks of that many rows).
+pub fn minimal_dk(desc: &isa_api::MachineDesc) -> usize {
+    pow4_at_least(memory_rows(desc).into_iter().map(|r| r.min(MAX_DK)).max().unwrap_or(1))
+}
+
+/// The constant-key heads per layer, before any memory read: layer 0 one staging head per field, layer 1
+/// one head per register (see [`allocate`]).
+pub fn const_heads(net: &Netlist) -> Vec<usize> {
+    let fields = net.nodes.iter().filter_map(|s| if let Source::Staged { field, .. } = s { Some(*field as usize + 1) } else { None }).max().unwrap_or(0);
+    vec![fields, net.reg_bits.len()]
+}
+
+/// The schedule's [`Mixers`] for a target geometry (or none: the minimal geometry).
+pub fn mixers(desc: &isa_api::MachineDesc, fit: Option<&Geometry>) -> Mixers {
+    match fit {
+        Some(t) if t.key_heads > 0 && t.value_heads >= t.key_heads => Mixers {
+            dk: t.dk,
+            value_heads: t.value_heads,
+            key_heads: t.key_heads,
+            per_key: t.value_heads / t.key_heads,
+            attention_interval: t.attention_interval,
+        },
+        _ => Mixers::unbounded(minimal_dk(desc)),
+    }
+}
+
+/// Sublayer times of one node: `first_write` (the first sublayer adding to its slot; -1 for the embedding)
+/// and `last_read` (the last sublayer reading it; `i64::MAX` when the lm_head reads it).
+fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64>, Vec<i64>) {
+    let n = net.nodes.len();
+    let mut first_write = vec![-1i64; n];
+    let mut last_read = vec![i64::MIN; n];
+    for (i, src) in net.nodes.iter().enumerate() {
+        first_write[i] = match src {
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokNone => -1,
+            Source::Staged { .. } => 0,
+            Source::RegBit { .. } => 2,
+            Source::ReadBit { read, .. } => 2 * sched.read_chunks[*read as usize][0].layer as i64,
+            Source::Gate(g) => sched.gate_sublayer[*g as usize] as i64,
+        };
+    }
+    let mut use_at = |s: &Sig, t: i64| {
+        let e = &mut last_read[s.node as usize];
+        *e = (*e).max(t);
+    };
+    for (g, gate) in net.gates.iter().enumerate() {
+        for t in &gate.terms {
+            for (node, _) in &t.lin {
+                use_at(&Sig::of(*node), sched.gate_sublayer[g] as i64);
+            }
+        }
+    }
+    for (l, la) in layers.iter().enumerate() {
+        for h in &la.heads {
+            let t = 2 * l as i64;
+            for src in [&h.key, &h.query] {
+                if let KeySrc::Addr { bits, .. } = src {
+                    bits.iter().for_each(|b| use_at(b, t));
+                }
+            }
+            use_at(&h.enable, t);
+            h.value.iter().for_each(|b| use_at(b, t));
+        }
+    }
+    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter()).chain(net.phases.iter());
+    for s in outs.chain([Sig::ONE].iter()) {
+        use_at(s, i64::MAX);
+    }
+    (first_write, last_read)
+}
+
+/// Allocate heads, then slots and units; `fit` grows the minimal geometry to a requested one.
+///
+/// Slots are reused: a node's slot is free once its last reader has run, and an MLP *reset* unit (gate
+/// `128·1`, up `x + 1`, down `-1/128`: adds exactly `-(x + 1)`) sets it back to -1 in the first MLP at or
+/// after that reader (and after the node's own write), so the next node written there starts from -1 like a
+/// fresh slot. Nodes are given slots in the order of their first write, each taking a freed slot when one is
+/// free (interval colouring: the fewest slots for these lifetimes).
 pub fn allocate(
     net: &Netlist,
     sched: &Schedule,
@@ -175,19 +283,6 @@ pub fn allocate(
     fit: Option<&Geometry>,
     attention_layer: bool,
 ) -> Result<Allocation, WeaveError> {
-    let mut slots = Vec::new();
-    let mut slot_of = vec![0usize; net.nodes.len()];
-    for (i, src) in net.nodes.iter().enumerate() {
-        let kind = match src {
-            Source::Const => SlotKind::Const,
-            Source::TokClass(_) => SlotKind::TokClass,
-            Source::TokBit(_) => SlotKind::TokBit,
-            Source::TokNone => SlotKind::TokNone,
-            _ => SlotKind::Fresh,
-        };
-        slot_of[i] = slots.len();
-        slots.push(Slot { name: net.names[i].clone(), kind });
-    }
     let nl = sched.num_layers;
     let mut layers = vec![LayerAlloc::default(); nl];
     // MLP units.
@@ -195,11 +290,11 @@ pub fn allocate(
         let l = (sched.gate_sublayer[g] / 2) as usize;
         for t in 0..gate.terms.len() {
             for half in 0..2 {
-                layers[l].units.push(Unit { gate: g as u32, term: Some(t as u32), half });
+                layers[l].units.push(Unit::Term { gate: g as u32, term: t as u32, half });
             }
         }
         if gate.offset != 0 {
-            layers[l].units.push(Unit { gate: g as u32, term: None, half: 0 });
+            layers[l].units.push(Unit::Offset { gate: g as u32 });
         }
     }
     // Staging heads (layer 0): one per field.
@@ -253,36 +348,93 @@ pub fn allocate(
             read: None,
         });
     }
-    // Memory read heads.
-    let mut rows_needed = 1usize;
+    // Memory read heads, one per block of d_k rows, in the layers the schedule chose.
+    let dk = sched.mixers.dk;
     for (ri, rd) in net.reads.iter().enumerate() {
-        let l = (sched.read_sublayer[ri] / 2) as usize;
         let c = net.commits.iter().find(|c| c.mem == rd.mem).expect("every memory has a commit");
         let m = &desc.memories[rd.mem as usize];
         let rows = 1usize << m.addr_width;
-        rows_needed = rows_needed.max(rows.min(MAX_DK));
-        let per = pow4_at_least(rows.min(MAX_DK));
-        let blocks = rows.div_ceil(per);
-        for b in 0..blocks {
-            layers[l].heads.push(Head {
-                name: format!("memory {} read #{ri}{}", m.name, if blocks > 1 { format!(" rows {}..{}", b * per, (b + 1) * per) } else { String::new() }),
-                key: KeySrc::Addr { bits: c.addr.clone(), block: b as u64 },
-                query: KeySrc::Addr { bits: rd.addr.clone(), block: b as u64 },
-                enable: c.enable,
-                value: c.data.clone(),
-                out: rd.bits.clone(),
-                read: Some(ri as u32),
-            });
+        let per = rows.min(dk);
+        let blocks = rows / per;
+        for ch in &sched.read_chunks[ri] {
+            for b in ch.first..ch.first + ch.count {
+                layers[ch.layer].heads.push(Head {
+                    name: format!("memory {} read #{ri}{}", m.name, if blocks > 1 { format!(" rows {}..{}", b as usize * per, (b as usize + 1) * per) } else { String::new() }),
+                    key: KeySrc::Addr { bits: c.addr.clone(), block: b },
+                    query: KeySrc::Addr { bits: rd.addr.clone(), block: b },
+                    enable: c.enable,
+                    value: c.data.clone(),
+                    out: rd.bits.clone(),
+                    read: Some(ri as u32),
+                });
+            }
         }
     }
-    // An inert full-attention layer: the last layer if its mixer is idle, else one more layer.
-    let mut att = None;
-    if attention_layer {
+    // Full-attention layers: every attention_interval-th of a fitted geometry (the schedule kept their
+    // mixers empty); otherwise, on request, one inert layer: the last if its mixer is idle, else one more.
+    let interval = sched.mixers.attention_interval;
+    let mut attention_layers = Vec::new();
+    if interval == 0 && attention_layer {
         if layers.last().is_some_and(|l| l.heads.is_empty()) {
-            att = Some(layers.len() - 1);
+            attention_layers.push(layers.len() - 1);
         } else {
             layers.push(LayerAlloc::default());
-            att = Some(layers.len() - 1);
+            attention_layers.push(layers.len() - 1);
+        }
+    }
+    // Slots, reused after each node's last reader (see the doc comment).
+    let (first_write, last_read) = lifetimes(net, sched, &layers);
+    let last_sublayer = 2 * layers.len() as i64 - 1;
+    let reset_at = |i: usize| -> Option<i64> {
+        let lr = last_read[i].max(first_write[i] + 1);
+        if lr == i64::MAX {
+            return None;
+        }
+        let r = if lr % 2 == 1 { lr } else { lr + 1 };
+        (r <= last_sublayer).then_some(r)
+    };
+    let mut order: Vec<usize> = (0..net.nodes.len()).collect();
+    order.sort_by_key(|i| (first_write[*i], *i));
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut slot_of = vec![0usize; net.nodes.len()];
+    let mut occupant: Vec<usize> = Vec::new(); // current node of each slot
+    let mut pending = std::collections::BinaryHeap::new(); // Reverse((reset sublayer, slot))
+    let mut free = std::collections::BTreeSet::<usize>::new();
+    for i in order {
+        let fw = first_write[i];
+        while let Some(std::cmp::Reverse((r, sl))) = pending.peek().copied() {
+            if r > fw {
+                break;
+            }
+            pending.pop();
+            free.insert(sl);
+        }
+        let kind = match net.nodes[i] {
+            Source::Const => SlotKind::Const,
+            Source::TokClass(_) => SlotKind::TokClass,
+            Source::TokBit(_) => SlotKind::TokBit,
+            Source::TokNone => SlotKind::TokNone,
+            _ => SlotKind::Fresh,
+        };
+        let sl = match free.pop_first() {
+            Some(sl) => {
+                let prev = occupant[sl];
+                let r = reset_at(prev).expect("only reset slots are freed");
+                layers[(r / 2) as usize].units.push(Unit::Reset { node: prev as u32 });
+                slots[sl].name.push_str(" | ");
+                slots[sl].name.push_str(&net.names[i]);
+                occupant[sl] = i;
+                sl
+            }
+            None => {
+                slots.push(Slot { name: net.names[i].clone(), kind });
+                occupant.push(i);
+                slots.len() - 1
+            }
+        };
+        slot_of[i] = sl;
+        if let Some(r) = reset_at(i) {
+            pending.push(std::cmp::Reverse((r, sl)));
         }
     }
     let nl = layers.len();
@@ -290,7 +442,7 @@ pub fn allocate(
     // the same number of value heads, so R is chosen to minimise the DeltaNet parameters
     // (∝ 2·nk·d_k + nv·(3·d_v + 2)), or taken from the target geometry.
     let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
-    let (dk_min, dv_min) = (pow4_at_least(rows_needed), 4 * maxbits.div_ceil(2).max(1));
+    let dv_min = 4 * maxbits.div_ceil(2).max(1);
     // Per layer: the number of constant-key heads and, per memory read, its number of block heads.
     let share_sets: Vec<Vec<usize>> = layers
         .iter()
@@ -308,7 +460,7 @@ pub fn allocate(
     let r = match fit {
         Some(t) if t.key_heads > 0 && t.value_heads % t.key_heads == 0 => (t.value_heads / t.key_heads).max(1),
         _ => {
-            let (dk, dv) = (fit.map_or(dk_min, |t| t.dk.max(dk_min)), fit.map_or(dv_min, |t| t.dv.max(dv_min)));
+            let dv = fit.map_or(dv_min, |t| t.dv.max(dv_min));
             let cost = |r: usize| 2 * groups_for(r) * dk + groups_for(r) * r * (3 * dv + 2);
             (1..=widest).min_by_key(|r| (cost(*r), *r)).unwrap_or(1)
         }
@@ -331,9 +483,10 @@ pub fn allocate(
         intermediate: layers.iter().map(|l| l.units.len()).max().unwrap_or(0).max(1),
         key_heads,
         value_heads: key_heads * r,
-        dk: dk_min,
+        dk,
         dv: dv_min,
         vocab: proto.vocab_size as usize,
+        attention_interval: interval,
     };
     let geometry = match fit {
         Some(t) => minimal.fit(t)?,
@@ -343,7 +496,10 @@ pub fn allocate(
         slots.push(Slot { name: format!("pad{}", slots.len()), kind: SlotKind::Pad });
     }
     layers.resize(geometry.layers, LayerAlloc::default());
-    Ok(Allocation { slots, slot_of, layers, geometry, attention_layer: att })
+    if interval > 0 {
+        attention_layers = (0..layers.len()).filter(|l| sched.mixers.is_attention(*l)).collect();
+    }
+    Ok(Allocation { slots, slot_of, layers, geometry, attention_layers })
 }
 
 #[cfg(test)]
@@ -391,8 +547,57 @@ mod tests {
         assert_eq!(w2.allocation.slots.iter().filter(|s| s.kind == SlotKind::Pad).count(), 3);
         assert_eq!(w2.config.num_hidden_layers, t.layers);
         let mut bad = t;
-        bad.dk = 128;
+        bad.dk = 96;
         let e = w.allocation.geometry.fit(&bad).unwrap_err().to_string();
-        assert!(e.contains("linear_key_head_dim 128 must be a power of 4") && e.contains("needs 256"), "{e}");
+        assert!(e.contains("linear_key_head_dim 96 must be a power of two"), "{e}");
+        bad = t;
+        bad.hidden -= 4;
+        let e = w.allocation.geometry.fit(&bad).unwrap_err().to_string();
+        assert!(e.contains(&format!("hidden_size needs {}", t.hidden - 3)), "{e}");
+    }
+
+    #[test]
+    fn slots_are_reused_after_their_last_reader() {
+        let w = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap();
+        let a = &w.allocation;
+        let resets: Vec<(usize, u32)> = a.layers.iter().enumerate().flat_map(|(l, la)| la.units.iter().filter_map(move |u| if let Unit::Reset { node } = u { Some((l, *node)) } else { None })).collect();
+        assert!(!resets.is_empty());
+        assert!(a.slots.len() < w.netlist.nodes.len(), "{} slots for {} nodes", a.slots.len(), w.netlist.nodes.len());
+        // every reset clears a slot that a later node takes, after the old node's last reader
+        let (fw, lr) = lifetimes(&w.netlist, &w.schedule, &a.layers);
+        for (l, node) in resets {
+            let s = a.slot_of[node as usize];
+            let r = 2 * l as i64 + 1;
+            assert!(lr[node as usize] <= r && fw[node as usize] < r, "reset of node {node} in layer {l}");
+            let next = (0..w.netlist.nodes.len()).filter(|i| a.slot_of[*i] == s && fw[*i] > fw[node as usize]).min_by_key(|i| fw[*i]);
+            assert!(next.is_some_and(|n| fw[n] >= r), "slot {s} is taken after its reset");
+        }
+    }
+
+    #[test]
+    fn a_fitted_geometry_spreads_reads_and_skips_attention_layers() {
+        // acc8 in heads of 64 rows (its 256-row memory is 4 blocks), at most 3 value heads a layer, every 3rd
+        // layer full attention
+        let m = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap().allocation.geometry;
+        let t = Geometry { layers: 0, hidden: m.hidden + 100, intermediate: m.intermediate + 100, key_heads: 3, value_heads: 3, dk: 64, dv: m.dv, vocab: m.vocab, attention_interval: 3 };
+        let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap_err().to_string();
+        assert!(e.contains("layer 0 needs 7 value heads"), "{e}");
+        let t = Geometry { key_heads: 4, value_heads: 8, ..t };
+        let w = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap();
+        let a = &w.allocation;
+        assert_eq!(a.attention_layers, (0..a.layers.len()).filter(|l| l % 3 == 2).collect::<Vec<_>>());
+        for l in &a.attention_layers {
+            assert!(a.layers[*l].heads.is_empty());
+        }
+        for la in &a.layers {
+            assert!(la.heads.len() <= 8 && la.groups.len() <= 4);
+        }
+        for (ri, ch) in w.schedule.read_chunks.iter().enumerate() {
+            assert_eq!(ch.iter().map(|c| c.count).sum::<u64>(), 4, "read {ri}: {ch:?}");
+        }
+        assert_eq!(a.geometry.dk, 64);
+        let cfg = &w.config;
+        assert_eq!(cfg.linear_key_head_dim, 64);
+        assert!(cfg.layer_types.iter().enumerate().all(|(l, ty)| (*ty == backends::LayerType::FullAttention) == (l % 3 == 2)));
     }
 }

@@ -9,9 +9,10 @@
 //!   the write address's high bits equal the head's block (beta exactly 1 when all hold, else exactly 0:
 //!   sigmoid(<= -200) = 0); q/k channel r = `silu(256·(Σ_j s_j(r)·x_j - (n-1)))` over the address's low
 //!   `log2 d_k` bits (exactly 256 on the matching row, 0 elsewhere; the block heads of a read share it);
-//!   value: each pair of bits is a one-hot group of 4 entries (`silu(256·(±x_0 ± x_1 - 1))`), so every written
-//!   row has exactly a quarter of its entries at 256 and the gated RMSNorm returns exactly 2 there (d_k a power
-//!   of 4); `z = 128·(Σ lits - (m-1))` over the read address's block literals (silu(z) = 128 in the block that
+//!   value: each pair of bits is a one-hot group of 4 entries (`silu(V·(±x_0 ± x_1 - 1))`, `V` =
+//!   [`numerics::value_scale`]`(d_k)`: 256, or 362.0387 for d_k = 128), so every written row has exactly a
+//!   quarter of its entries at V, a one-hot read returns the power of two `V·fl(1/sqrt(d_k))` there, and the
+//!   gated RMSNorm exactly 2; `z = 128·(Σ lits - (m-1))` over the read address's block literals (silu(z) = 128 in the block that
 //!   holds the address, exactly -0 in every other block, whose read so adds exactly 0), norm weight 1,
 //!   out_proj `2^-7` from each entry whose pattern has the bit set. Unwritten rows read zeros: bits stay 0.
 //! - Embedding: ±1 rows (constant +1, class indicators, token bits, NONE flag, fresh slots -1, padding +1).
@@ -20,7 +21,7 @@
 //!   `[next phase is f]` is the phase bit of f (`Netlist::phases`, a gate of the token's class and NONE flag,
 //!   since a NONE skips the rest of its group).
 
-use crate::allocate::{Allocation, KeySrc};
+use crate::allocate::{Allocation, KeySrc, SlotKind, Unit};
 use crate::lower::Classes;
 use crate::net::{Netlist, Sig, Source};
 use crate::numerics::*;
@@ -36,8 +37,8 @@ pub fn config(a: &Allocation) -> Qwen35Config {
     c.intermediate_size = g.intermediate;
     c.num_hidden_layers = g.layers;
     c.layer_types = vec![LayerType::LinearAttention; g.layers];
-    if let Some(l) = a.attention_layer {
-        c.layer_types[l] = LayerType::FullAttention;
+    for l in &a.attention_layers {
+        c.layer_types[*l] = LayerType::FullAttention;
     }
     c.num_attention_heads = 1;
     c.num_key_value_heads = 1;
@@ -85,16 +86,25 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
             let mut up = w.remove(&format!("{p}.mlp.up_proj.weight")).unwrap();
             let mut down = w.remove(&format!("{p}.mlp.down_proj.weight")).unwrap();
             for (u, unit) in la.units.iter().enumerate() {
-                let ys = a.slot_of[gate_node[unit.gate as usize] as usize];
-                *up.at2_mut(u, cslot) = 1.0;
-                let g = &net.gates[unit.gate as usize];
-                match unit.term {
-                    None => {
+                match *unit {
+                    Unit::Reset { node } => {
+                        // silu(128)·(x + 1)·(-1/128) = -(x + 1): the slot goes back to -1.
+                        let ys = a.slot_of[node as usize];
                         *gate.at2_mut(u, cslot) = K_MLP;
-                        *down.at2_mut(ys, u) = 2.0 * g.offset as f32 / K_MLP;
+                        *up.at2_mut(u, cslot) = 1.0;
+                        *up.at2_mut(u, ys) += 1.0;
+                        *down.at2_mut(ys, u) = -1.0 / K_MLP;
                     }
-                    Some(t) => {
-                        let t = &g.terms[t as usize];
+                    Unit::Offset { gate: gi } => {
+                        let ys = a.slot_of[gate_node[gi as usize] as usize];
+                        *up.at2_mut(u, cslot) = 1.0;
+                        *gate.at2_mut(u, cslot) = K_MLP;
+                        *down.at2_mut(ys, u) = 2.0 * net.gates[gi as usize].offset as f32 / K_MLP;
+                    }
+                    Unit::Term { gate: gi, term, half } => {
+                        let ys = a.slot_of[gate_node[gi as usize] as usize];
+                        *up.at2_mut(u, cslot) = 1.0;
+                        let t = &net.gates[gi as usize].terms[term as usize];
                         // L = Σ c·b + bias with b = (x + 1)/2: 128·L = Σ 64c·x + 128·(bias + Σ c/2).
                         let mut bias2 = 2 * t.bias; // in halves
                         let mut row = Row { t: &mut gate, r: u };
@@ -102,9 +112,9 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                             row.add(a.slot_of[*node as usize], (K_MLP / 2.0) * *c as f32);
                             bias2 += c;
                         }
-                        let extra = if unit.half == 0 { 2 } else { 0 };
+                        let extra = if half == 0 { 2 } else { 0 };
                         row.add(cslot, (K_MLP / 2.0) * (bias2 + extra) as f32);
-                        let s = if unit.half == 0 { 1.0 } else { -1.0 };
+                        let s = if half == 0 { 1.0 } else { -1.0 };
                         *down.at2_mut(ys, u) = s * 2.0 * t.sign as f32 / K_MLP;
                     }
                 }
@@ -113,7 +123,7 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
             w.insert(format!("{p}.mlp.up_proj.weight"), up);
             w.insert(format!("{p}.mlp.down_proj.weight"), down);
         }
-        if a.attention_layer == Some(l) {
+        if a.attention_layers.contains(&l) {
             continue; // all-zero attention: softmax over zero values, exactly 0 out
         }
         // DeltaNet
@@ -121,6 +131,7 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
         let (dk, dv, nk, nv) = (cfg.linear_key_head_dim, cfg.linear_value_head_dim, cfg.linear_num_key_heads, cfg.linear_num_value_heads);
         let per = nv / nk;
         let key_dim = nk * dk;
+        let vscale = value_scale(dk).expect("allocate only accepts d_k with an exact value scale");
         // value head of every allocated head: group g, position j -> g * per + j
         let mut vhead = vec![usize::MAX; la.heads.len()];
         for (g, grp) in la.groups.iter().enumerate() {
@@ -176,9 +187,9 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                     let s1 = if pat & 2 == 2 { 1.0 } else { -1.0 };
                     let (sl0, g0) = slot(b0);
                     let (sl1, g1) = slot(b1);
-                    *qkv.at2_mut(r, sl0) += QKV_SCALE * s0 * g0;
-                    *qkv.at2_mut(r, sl1) += QKV_SCALE * s1 * g1;
-                    *qkv.at2_mut(r, cslot) -= QKV_SCALE;
+                    *qkv.at2_mut(r, sl0) += vscale * s0 * g0;
+                    *qkv.at2_mut(r, sl1) += vscale * s1 * g1;
+                    *qkv.at2_mut(r, cslot) -= vscale;
                 }
             }
             // z = 128·(Σ block-select literals of the query - (m - 1)): silu(z) = 128 in the block that
@@ -260,18 +271,22 @@ fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostT
         };
         let row = &mut e.data[tok * h..(tok + 1) * h];
         row.fill(-1.0);
+        // Token-derived nodes are first in their slots (the embedding is before every write); later
+        // occupants of a slot start from its reset value -1, like fresh slots.
         for (i, src) in net.nodes.iter().enumerate() {
-            let s = a.slot_of[i];
-            row[s] = match *src {
+            let v = match *src {
                 Source::Const => 1.0,
                 Source::TokClass(c) => if Some(c) == class { 1.0 } else { -1.0 },
                 Source::TokBit(j) => if value.is_some_and(|v| (v >> j) & 1 == 1) { 1.0 } else { -1.0 },
                 Source::TokNone => if none { 1.0 } else { -1.0 },
-                _ => -1.0,
+                _ => continue,
             };
+            row[a.slot_of[i]] = v;
         }
-        for s in net.nodes.len()..h {
-            row[s] = 1.0;
+        for (s, sl) in a.slots.iter().enumerate().take(h) {
+            if sl.kind == SlotKind::Pad {
+                row[s] = 1.0;
+            }
         }
     }
 }

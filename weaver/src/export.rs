@@ -40,6 +40,8 @@ pub struct GeometryConfig {
     pub dk: Option<usize>,
     pub dv: Option<usize>,
     pub vocab: Option<usize>,
+    /// Every n-th layer full attention (Qwen3.5's `full_attention_interval`).
+    pub attention_interval: Option<usize>,
 }
 
 /// A machine config file.
@@ -109,7 +111,7 @@ impl MachineConfig {
         let Some(g) = &self.geometry else { return Ok(minimal) };
         let m = minimal.allocation.geometry;
         let target = Geometry {
-            layers: g.layers.unwrap_or(m.layers),
+            layers: g.layers.unwrap_or(0),
             hidden: g.hidden.unwrap_or(m.hidden),
             intermediate: g.intermediate.unwrap_or(m.intermediate),
             key_heads: g.key_heads.unwrap_or(m.key_heads),
@@ -117,6 +119,7 @@ impl MachineConfig {
             dk: g.dk.unwrap_or(m.dk),
             dv: g.dv.unwrap_or(m.dv),
             vocab: g.vocab.unwrap_or(m.vocab),
+            attention_interval: g.attention_interval.unwrap_or(m.attention_interval),
         };
         weave(desc, &WeaveOptions { fit: Some(target), attention_layer: self.hf_compatible })
     }

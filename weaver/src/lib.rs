@@ -33,7 +33,9 @@ use isa_api::{MachineDesc, Protocol};
 /// Options of [`weave`].
 #[derive(Clone, Debug, Default)]
 pub struct WeaveOptions {
-    /// Fit a given geometry instead of the minimal one (error naming what overflows).
+    /// Fit a given geometry instead of the minimal one (error naming what overflows): its head counts and
+    /// d_k bound each layer's token mixer (a memory read that does not fit one layer spreads over several),
+    /// and its `attention_interval` makes every such layer full attention.
     pub fit: Option<Geometry>,
     /// Make one layer an inert full-attention layer (the last, if its mixer is idle; else one more layer),
     /// which transformers' cache needs to count positions. Exported checkpoints set it.
@@ -53,14 +55,21 @@ pub struct Woven {
     pub schedule: schedule::Schedule,
 }
 
-/// Weave a machine.
-pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveError> {
-    let t0 = std::time::Instant::now();
+/// The passes before emission (cheap: no tensors): protocol, pruned netlist, schedule and allocation.
+pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::Netlist, schedule::Schedule, allocate::Allocation), WeaveError> {
     desc.validate()?;
     let protocol = Protocol::of(desc);
     let netlist = prune::prune(&lower::lower(desc, &protocol)?);
-    let schedule = schedule::schedule(&netlist);
+    let mixers = allocate::mixers(desc, opts.fit.as_ref());
+    let schedule = schedule::schedule(&netlist, &allocate::memory_rows(desc), &allocate::const_heads(&netlist), &mixers)?;
     let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
+    Ok((protocol, netlist, schedule, allocation))
+}
+
+/// Weave a machine.
+pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveError> {
+    let t0 = std::time::Instant::now();
+    let (protocol, netlist, schedule, allocation) = plan(desc, opts)?;
     let config = emit::config(&allocation);
     config.validate().map_err(|e| WeaveError::Other(format!("woven config is invalid (weaver bug): {e}")))?;
     let weights = emit::emit(&netlist, &allocation, &protocol, &config);

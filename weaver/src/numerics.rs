@@ -16,6 +16,31 @@ pub const A_VALUE: f32 = -200.0;
 /// out_proj weight: on entries of a read row leave the gated norm as exactly 2 · 128 = 256 (see `emit`);
 /// 256 · 2^-7 = 2 sets a fresh slot from -1 to +1.
 pub const OUT_SCALE: f32 = 1.0 / 128.0;
+/// The factor transformers applies to an l2-normalised query: `query * (1 / d_k ** 0.5)`, a Python float
+/// that torch casts to the tensor's f32 (`torch_recurrent_gated_delta_rule` and `torch_chunk_gated_delta_rule`
+/// in transformers' `modeling_qwen3_5.py`). Every executor multiplies by exactly this value.
+pub fn query_scale(dk: usize) -> f32 {
+    (1.0 / (dk as f64).sqrt()) as f32
+}
+
+/// The value written into a memory row's "on" entries for heads of `dk` rows (a power of two from 4 to
+/// [`crate::allocate::MAX_DK`]): a large f32 `V` with `silu(V) == V`, `silu(-V) == -0` and
+/// `V * query_scale(dk)` (one f32 product) exactly a power of two `o`, so a one-hot read returns exactly `o`
+/// on the on entries and the gated RMSNorm exactly 2 (see `emit`). For `d_k` a power of 4 the scale is a
+/// power of two and `V = 256`; otherwise `V` is the f32 within a few ulps of `256·sqrt(2)` whose product with
+/// the rounded scale rounds to exactly `256·sqrt(2/d_k)` (a power of two): 362.0387 for `d_k = 128`.
+/// Returns `None` for other `dk`.
+pub fn value_scale(dk: usize) -> Option<f32> {
+    if !dk.is_power_of_two() || !(4..=crate::allocate::MAX_DK).contains(&dk) {
+        return None;
+    }
+    let s = query_scale(dk);
+    let even = dk.trailing_zeros() % 2 == 0;
+    let (target, o) = if even { (256.0f64, 256.0 / (dk as f64).sqrt()) } else { (256.0 * 2f64.sqrt(), 256.0 * (2.0 / dk as f64).sqrt()) };
+    let base = target as f32;
+    (-16i32..=16).map(|k| f32::from_bits((base.to_bits() as i32 + k) as u32)).find(|v| (*v * s) as f64 == o)
+}
+
 /// Logit bonus of the tokens of the next phase.
 pub const PHASE_BONUS: f32 = 1024.0;
 
@@ -91,13 +116,35 @@ mod tests {
     }
 
     #[test]
+    fn value_scale_reads_back_a_power_of_two() {
+        for dk in [4usize, 8, 16, 32, 64, 128, 256] {
+            let v = value_scale(dk).unwrap();
+            let o = v * query_scale(dk);
+            assert!(o.to_bits() & 0x7f_ffff == 0 && o >= 8.0, "dk={dk}: {v} * {} = {o}", query_scale(dk));
+            assert_eq!(silu(v), v, "dk={dk}");
+            assert_eq!(silu_sig(v), v, "dk={dk}");
+            assert_eq!(silu(-v), 0.0, "dk={dk}");
+            assert_eq!(silu_sig(-v), 0.0, "dk={dk}");
+            // the value pre-activation V·(±1 ± 1 - 1): the on pattern is V exactly, the others <= -V
+            assert_eq!(v + v - v, v);
+            assert_eq!(v - v - v, -v);
+        }
+        assert_eq!(value_scale(256), Some(256.0));
+        assert_eq!(value_scale(128), Some(362.038_7));
+        assert_eq!(value_scale(128).unwrap() * query_scale(128), 32.0);
+        assert_eq!(value_scale(96), None);
+        assert_eq!(value_scale(512), None);
+    }
+
+    #[test]
     fn gated_norm_of_a_read_row_is_exactly_two() {
-        // A row of dv entries, a quarter of them 256 (one per 2-bit group), read with a one-hot query scaled
-        // by 1/sqrt(dk): o = 256/sqrt(dk) on the on entries, for every power-of-4 dk up to 256.
-        for dk in [4usize, 16, 64, 256] {
-            for dv in [4usize, 8, 20, 36, 64, 132] {
-                let q = 1.0f32 / (dk as f32).sqrt();
-                let o: Vec<f32> = (0..dv).map(|j| if j % 4 == 1 { 256.0 * q } else { 0.0 }).collect();
+        // A row of dv entries, a quarter of them at the value scale V (one per 2-bit group), read with a
+        // one-hot query scaled by 1/sqrt(dk): o = V·scale on the on entries, for every dk the weaver accepts.
+        for dk in [4usize, 8, 16, 32, 64, 128, 256] {
+            for dv in [4usize, 8, 20, 36, 64, 128, 132] {
+                let q = query_scale(dk);
+                let vs = value_scale(dk).unwrap();
+                let o: Vec<f32> = (0..dv).map(|j| if j % 4 == 1 { vs * q } else { 0.0 }).collect();
                 let ms = o.iter().map(|e| e * e).sum::<f32>() / dv as f32;
                 let r = 1.0f32 / (ms + 1e-6f32).sqrt();
                 for (j, e) in o.iter().enumerate() {

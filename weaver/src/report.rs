@@ -1,7 +1,7 @@
 //! Pass 5, `report`: the figures of a woven machine and a readable allocation dump (which residual slots,
 //! MLP units and DeltaNet heads hold what).
 
-use crate::allocate::{Allocation, KeySrc};
+use crate::allocate::{Allocation, KeySrc, Unit};
 use crate::net::{Netlist, Source};
 use serde::{Deserialize, Serialize};
 
@@ -77,19 +77,23 @@ pub fn allocation_dump(net: &Netlist, a: &Allocation) -> String {
                 KeySrc::Const => "const key".to_string(),
                 KeySrc::Addr { bits, block } => format!("address key ({} bits, block {block})", bits.len()),
             };
-            let first = hd.out.first().map(|n| a.slot_of[*n as usize]).unwrap_or(0);
-            s.push_str(&format!("  head {h:3} {} [{k}; {} bits -> slots {}..{}]\n", hd.name, hd.value.len(), first, first + hd.out.len()));
+            let outs: Vec<String> = hd.out.iter().map(|n| a.slot_of[*n as usize].to_string()).collect();
+            s.push_str(&format!("  head {h:3} {} [{k}; {} bits -> slots {}]\n", hd.name, hd.value.len(), outs.join(",")));
         }
         let mut u = 0;
         while u < la.units.len() {
-            let g = la.units[u].gate;
+            let unit = la.units[u];
             let mut e = u;
-            while e < la.units.len() && la.units[e].gate == g {
+            while e < la.units.len() && unit.gate().is_some() && la.units[e].gate() == unit.gate() {
                 e += 1;
             }
-            let node = gate_node[g as usize];
-            s.push_str(&format!("  units {u:5}..{e:5} -> slot {:5} {}\n", a.slot_of[node], net.names[node]));
-            u = e;
+            let node = match unit {
+                Unit::Reset { node } => node as usize,
+                _ => gate_node[unit.gate().expect("not a reset") as usize],
+            };
+            let what = if matches!(unit, Unit::Reset { .. }) { "reset of " } else { "" };
+            s.push_str(&format!("  units {u:5}..{:5} -> slot {:5} {what}{}\n", e.max(u + 1), a.slot_of[node], net.names[node]));
+            u = e.max(u + 1);
         }
     }
     s

@@ -5,30 +5,100 @@
 //! - embedding slots (constant, token class, token bits): ready at 0;
 //! - staged fields: layer 0's staging heads (s = 0), ready at 1;
 //! - committed registers: layer 1's register heads (s = 2), ready at 3 (their inputs are staged);
-//! - a memory read: the first mixer (even s >= 2) whose input holds its address and the memory's commit
-//!   signals (every head copy applies the writes);
+//! - a memory read: the first mixers (even s >= 2) whose input holds its address and the memory's commit
+//!   signals (every head copy applies the writes). A memory of more rows than d_k is split into blocks of
+//!   d_k rows, one head each; when a layer's mixer has no room left for all of them ([`Mixers`]: a fitted
+//!   geometry's head counts), the rest go to the next mixers, and the read is ready after the last one (each
+//!   block adds exactly 0 unless it holds the address, so the partial reads sum to the word). Full-attention
+//!   layers hold no heads;
 //! - a gate: the first MLP (odd s) whose input holds all its inputs.
 
+use crate::error::WeaveError;
 use crate::net::{Netlist, Sig, Source};
+
+/// What the token mixers can hold: the geometry being fitted, or [`Mixers::unbounded`] for the minimal one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mixers {
+    /// Rows per head (d_k): a memory of more rows is split into blocks of d_k rows, one head each.
+    pub dk: usize,
+    /// Value heads one layer holds.
+    pub value_heads: usize,
+    /// Key heads one layer holds.
+    pub key_heads: usize,
+    /// Value heads per key head (Qwen3.5's grouped keys); heads of one key head share its query and key.
+    pub per_key: usize,
+    /// Layers `interval - 1, 2·interval - 1, ...` are full attention and hold no heads (transformers'
+    /// `Qwen3_5TextConfig`: `layer_types[i]` is full attention when `(i + 1) % full_attention_interval == 0`);
+    /// 0: none.
+    pub attention_interval: usize,
+}
+
+impl Mixers {
+    /// No limits: every read in one mixer (the minimal geometry).
+    pub fn unbounded(dk: usize) -> Mixers {
+        Mixers { dk, value_heads: usize::MAX, key_heads: usize::MAX, per_key: 1, attention_interval: 0 }
+    }
+    /// Is layer `l`'s mixer full attention?
+    pub fn is_attention(&self, l: usize) -> bool {
+        self.attention_interval > 0 && (l + 1) % self.attention_interval == 0
+    }
+}
+
+/// A run of block heads of one memory read in one layer: blocks `first .. first + count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadChunk {
+    pub layer: usize,
+    pub first: u64,
+    pub count: u64,
+}
 
 /// The schedule: ready time per node, sublayer per gate and per read, number of layers.
 #[derive(Clone, Debug)]
 pub struct Schedule {
     pub ready: Vec<u32>,
     pub gate_sublayer: Vec<u32>,
+    /// The last mixer sublayer of each read (its bits are ready after it).
     pub read_sublayer: Vec<u32>,
+    /// Where each read's block heads sit, in layer order.
+    pub read_chunks: Vec<Vec<ReadChunk>>,
     pub num_layers: usize,
+    pub mixers: Mixers,
 }
 
 fn first_at_least(t: u32, parity: u32) -> u32 {
     if t % 2 == parity { t } else { t + 1 }
 }
 
-/// Schedule a netlist (nodes are in dependency order by construction).
-pub fn schedule(net: &Netlist) -> Schedule {
+/// Schedule a netlist (nodes are in dependency order by construction). `mem_rows[m]` is memory m's number of
+/// rows; `const_heads[l]` the constant-key heads layer `l` holds before any read (staging and register heads).
+/// Errors when those do not fit their layer.
+pub fn schedule(net: &Netlist, mem_rows: &[usize], const_heads: &[usize], mixers: &Mixers) -> Result<Schedule, WeaveError> {
     let mut ready = vec![0u32; net.nodes.len()];
     let mut gate_sublayer = vec![0u32; net.gates.len()];
     let mut read_sublayer = vec![0u32; net.reads.len()];
+    let mut read_chunks = vec![Vec::new(); net.reads.len()];
+    let r = mixers.per_key.max(1);
+    let (mut used_v, mut used_k) = (Vec::<usize>::new(), Vec::<usize>::new());
+    for (l, n) in const_heads.iter().enumerate() {
+        if *n == 0 {
+            continue;
+        }
+        if mixers.is_attention(l) {
+            return Err(WeaveError::Overflow(format!("layer {l} must hold {n} staging or register heads but is a full-attention layer (full_attention_interval {})", mixers.attention_interval)));
+        }
+        if *n > mixers.value_heads || n.div_ceil(r) > mixers.key_heads {
+            return Err(WeaveError::Overflow(format!(
+                "layer {l} needs {n} value heads and {} key heads (staging or register heads) but the target has {} and {}",
+                n.div_ceil(r),
+                mixers.value_heads,
+                mixers.key_heads
+            )));
+        }
+        used_v.resize(used_v.len().max(l + 1), 0);
+        used_k.resize(used_k.len().max(l + 1), 0);
+        used_v[l] += n;
+        used_k[l] += n.div_ceil(r);
+    }
     let rs = |ready: &Vec<u32>, s: &Sig| ready[s.node as usize];
     for (i, src) in net.nodes.iter().enumerate() {
         ready[i] = match *src {
@@ -37,10 +107,34 @@ pub fn schedule(net: &Netlist) -> Schedule {
             Source::RegBit { .. } => 3,
             Source::ReadBit { read, bit } => {
                 if bit == 0 {
-                    let r = &net.reads[read as usize];
-                    let c = net.commits.iter().find(|c| c.mem == r.mem).expect("every memory has a commit");
-                    let t = r.addr.iter().chain(c.addr.iter()).chain(c.data.iter()).chain(std::iter::once(&c.enable)).map(|s| rs(&ready, s)).max().unwrap_or(0);
-                    read_sublayer[read as usize] = first_at_least(t.max(2), 0);
+                    let rd = &net.reads[read as usize];
+                    let c = net.commits.iter().find(|c| c.mem == rd.mem).expect("every memory has a commit");
+                    let t = rd.addr.iter().chain(c.addr.iter()).chain(c.data.iter()).chain(std::iter::once(&c.enable)).map(|s| rs(&ready, s)).max().unwrap_or(0);
+                    let rows = mem_rows[rd.mem as usize];
+                    let blocks = rows.div_ceil(rows.min(mixers.dk).max(1)) as u64;
+                    let (mut l, mut first) = ((first_at_least(t.max(2), 0) / 2) as usize, 0u64);
+                    let chunks = &mut read_chunks[read as usize];
+                    while first < blocks {
+                        if l > 1 << 16 {
+                            return Err(WeaveError::Overflow(format!("memory read #{read} does not fit any layer ({} value and {} key heads)", mixers.value_heads, mixers.key_heads)));
+                        }
+                        if !mixers.is_attention(l) {
+                            used_v.resize(used_v.len().max(l + 1), 0);
+                            used_k.resize(used_k.len().max(l + 1), 0);
+                            let free_v = mixers.value_heads - used_v[l];
+                            let free_k = mixers.key_heads - used_k[l];
+                            let n = ((blocks - first) as usize).min(free_v).min(free_k.saturating_mul(r));
+                            if n > 0 {
+                                chunks.push(ReadChunk { layer: l, first, count: n as u64 });
+                                used_v[l] += n;
+                                used_k[l] += n.div_ceil(r);
+                                first += n as u64;
+                                continue;
+                            }
+                        }
+                        l += 1;
+                    }
+                    read_sublayer[read as usize] = 2 * chunks.last().expect("a memory has at least one block").layer as u32;
                 }
                 read_sublayer[read as usize] + 1
             }
@@ -68,7 +162,7 @@ pub fn schedule(net: &Netlist) -> Schedule {
     }
     // Time `last` is after sublayer `last - 1`, which belongs to layer (last - 1) / 2.
     let num_layers = ((last - 1) / 2 + 1) as usize;
-    Schedule { ready, gate_sublayer, read_sublayer, num_layers }
+    Ok(Schedule { ready, gate_sublayer, read_sublayer, read_chunks, num_layers, mixers: *mixers })
 }
 
 #[cfg(test)]
@@ -90,7 +184,7 @@ mod tests {
         let g2 = n.gate("g2", &[(vec![(Sig::of(rb), 1), (en, 1)], -2, 1)], 0).unwrap();
         let g0 = n.gate("g0", &[(vec![(st, 1), (en, 1)], -1, 1)], 0).unwrap(); // staged only: layer 0 MLP
         n.outputs.push(crate::net::FieldOut { bits: vec![g2, g0], present: None });
-        let s = schedule(&n);
+        let s = schedule(&n, &[2], &[], &Mixers::unbounded(4)).unwrap();
         assert_eq!(s.gate_sublayer, vec![3, 5, 1]);
         assert_eq!(s.read_sublayer, vec![4]);
         assert_eq!(s.ready[g2.node as usize], 6);

@@ -102,7 +102,7 @@ fn ablation_of_one_needed_weight_changes_the_trace() {
     let node = w.netlist.names.iter().position(|n| n == "n5.bit1").expect("PC+2 bit 1 is a gate");
     let slot = a.slot_of[node];
     let (l, u) = a.layers.iter().enumerate().find_map(|(l, la)| {
-        la.units.iter().position(|u| matches!(w.netlist.nodes[node], weaver::net::Source::Gate(g) if g == u.gate)).map(|u| (l, u))
+        la.units.iter().position(|u| matches!(w.netlist.nodes[node], weaver::net::Source::Gate(g) if Some(g) == u.gate())).map(|u| (l, u))
     }).unwrap();
     let mut ab = w.weights.clone();
     let t = ab.get_mut(&format!("model.layers.{l}.mlp.down_proj.weight")).unwrap();
