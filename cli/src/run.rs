@@ -13,7 +13,8 @@ use weaver::host;
 #[derive(clap::Args)]
 pub struct Args {
     /// `CONFIG [PROGRAM.elf]`: a machine config (configs/rv32im.toml) and an ELF32 program (default: the
-    /// built-in demo). With --model: `PROGRAM`, a raw image (little-endian words of the program memory).
+    /// built-in demo). With --model: `PROGRAM`, an ELF for an rv32im checkpoint, else a raw image
+    /// (little-endian words of the program memory).
     #[arg(num_args = 0..=2, value_name = "CONFIG [PROGRAM] | PROGRAM")]
     pub inputs: Vec<PathBuf>,
     /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
@@ -43,8 +44,7 @@ pub fn run(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
         if bench {
             anyhow::bail!("bench-run takes a config, not --model (use bench-generate for checkpoints)");
         }
-        run_checkpoint(a)?;
-        return Ok(std::process::ExitCode::SUCCESS);
+        return run_checkpoint(a);
     }
     let Some(config) = a.inputs.first() else {
         anyhow::bail!("give a machine config (e.g. configs/rv32im.toml) and optionally a program, or --model DIR PROGRAM");
@@ -62,11 +62,19 @@ pub fn run(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
     })
 }
 
-fn run_checkpoint(a: Args) -> anyhow::Result<()> {
+fn run_checkpoint(a: Args) -> anyhow::Result<std::process::ExitCode> {
     let model_dir = a.model.clone().expect("checked by the caller");
     let [program] = &a.inputs[..] else {
-        anyhow::bail!("--model DIR takes one PROGRAM (a raw image), got {} arguments", a.inputs.len());
+        anyhow::bail!("--model DIR takes one PROGRAM (an ELF for rv32im checkpoints, else a raw image), got {} arguments", a.inputs.len());
     };
+    // rv32im checkpoints run ELF programs with the console, exit and fault devices of `loom run CONFIG`.
+    let mf = std::fs::read_to_string(model_dir.join(weaver::export::MANIFEST_FILE)).with_context(|| format!("{}: no machine manifest", model_dir.display()))?;
+    if weaver::Manifest::from_json(&mf).map_err(anyhow::Error::msg)?.machine == "rv32im" {
+        if a.print_outputs || a.base != 0 {
+            anyhow::bail!("--print-outputs and --base apply to raw images; an rv32im checkpoint runs an ELF linked at its RAM base");
+        }
+        return crate::rv32::run_checkpoint(&model_dir, program, a.max_steps, a.trace.clone(), !a.no_progress);
+    }
     let max_steps = a.max_steps.unwrap_or(1_000_000);
     let (config, weights, manifest) = load(&model_dir)?;
     let model = SparseModel::new(&config, &weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
@@ -98,5 +106,5 @@ fn run_checkpoint(a: Args) -> anyhow::Result<()> {
     if let Some(p) = &a.trace {
         std::fs::write(p, serde_json::to_string(&out.trace)?).with_context(|| format!("writing {}", p.display()))?;
     }
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -77,8 +77,8 @@ pub(crate) fn weave_options(cfg: &Rv32Config, desc: &MachineDesc, attention_laye
     Ok(weaver::WeaveOptions { fit: Some(fit), attention_layer })
 }
 
-fn field_index(desc: &MachineDesc, what: &str, names: impl Iterator<Item = String>, name: &str) -> Result<u32> {
-    names.into_iter().position(|n| n == name).map(|i| i as u32).with_context(|| format!("machine {} has no {what} {name}", desc.name))
+fn field_index(machine: &str, what: &str, names: impl Iterator<Item = String>, name: &str) -> Result<u32> {
+    names.into_iter().position(|n| n == name).map(|i| i as u32).with_context(|| format!("machine {machine} has no {what} {name}"))
 }
 
 /// Read an RV32IM config that runs on the sparse executor (`loom run`, `loom lockstep`).
@@ -144,9 +144,37 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
         );
     }
 
-    let proto: &Protocol = &woven.protocol;
-    let port = |n: &str| field_index(&desc, "port", desc.ports.iter().map(|p| p.name.clone()), n);
-    let regi = |n: &str| field_index(&desc, "register", desc.registers.iter().map(|p| p.name.clone()), n);
+    let host = HostView {
+        proto: &woven.protocol,
+        machine: desc.name.clone(),
+        registers: desc.registers.iter().map(|r| r.name.clone()).collect(),
+        ports: desc.ports.iter().map(|p| p.name.clone()).collect(),
+        memories: desc.memories.len(),
+        report: woven.report.clone(),
+    };
+    let timing = (weave_s, build_s);
+    drive(&model, &host, &image, &opts, &program_name, max_steps, &r, timing)
+}
+
+/// What the host loop knows of a woven rv32im machine: the published protocol and names (from the machine
+/// description or a checkpoint's manifest), never the circuit.
+pub(crate) struct HostView<'a> {
+    pub proto: &'a Protocol,
+    pub machine: String,
+    pub registers: Vec<String>,
+    pub ports: Vec<String>,
+    pub memories: usize,
+    pub report: weaver::Report,
+}
+
+/// The decode loop of an rv32im run: load the program through its prompt, feed back every token, print the
+/// console, keep the host's view of RAM (for the fault report), count instructions by the retire rule.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn drive(model: &SparseModel, h: &HostView, image: &ProgramImage, opts: &Rv32MachineOptions, program_name: &str, max_steps: usize, r: &Rv32Run, (weave_s, build_s): (f64, f64)) -> Result<ExitCode> {
+    let rep = &h.report;
+    let proto: &Protocol = h.proto;
+    let port = |n: &str| field_index(&h.machine, "port", h.ports.iter().cloned(), n);
+    let regi = |n: &str| field_index(&h.machine, "register", h.registers.iter().cloned(), n);
     let (p_out, p_exit, p_fault) = (port("OUT")?, port("EXIT")?, port("FAULT")?);
     let (r_pc, r_busy) = (regi("PC")?, regi("BUSY")?);
     let prompt = image.prompt(proto);
@@ -155,8 +183,8 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
     let mut ram = image.ram.clone();
     let lanes = matches!(opts.layout, MemoryLayout::ByteLanes);
     let (mut pc_word, mut busy) = (0u64, 0u64);
-    let mut ram_addr = vec![0u64; desc.memories.len()];
-    let mut ram_data: Vec<Option<u64>> = vec![None; desc.memories.len()];
+    let mut ram_addr = vec![0u64; h.memories];
+    let mut ram_data: Vec<Option<u64>> = vec![None; h.memories];
     let (mut instructions, mut exit, mut fault) = (0u64, None::<u64>, None::<u64>);
     let mut fault_pc_word = None::<u64>;
     let mut exit_retired = false;
@@ -220,7 +248,7 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
                 }
             }
             Event::Step { steps } => {
-                for m in isa_rv32im::circuit::mem::RAM0 as usize..desc.memories.len() {
+                for m in isa_rv32im::circuit::mem::RAM0 as usize..h.memories {
                     if let Some(d) = ram_data[m].take() {
                         let lane = m - isa_rv32im::circuit::mem::RAM0 as usize;
                         if lanes {
@@ -309,13 +337,58 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
             let pc = opts.ram_base.wrapping_add((pc_word as u32) << 2);
             let off = (pc_word as usize) * 4;
             let word = ram.get(off..off + 4).map(|w| u32::from_le_bytes(w.try_into().unwrap()));
-            let kind = FaultCode::from_value(v).map_or(format!("fault code {v:#x}"), |k| format!("{k:?}"));
+            let kind = FaultCode::from_value(v).map_or(format!("fault code {v:#x}"), |k| k.to_string());
+            let addr = isa_rv32im::circuit::fault_address(v).map_or(String::new(), |a| format!(", address {a:#010x}"));
             eprintln!(
-                "[loom: machine fault: {kind} at pc {pc:#010x}, instruction {}; {summary}]",
+                "[loom: machine fault: {kind} at pc {pc:#010x}, instruction {}{addr}; {summary}]",
                 word.map_or("outside RAM".to_string(), |w| format!("{w:#010x}"))
             );
         }
         _ => eprintln!("[loom: step limit ({max_steps} steps) reached before the program exited; {summary}]"),
     }
     Ok(ExitCode::from(status))
+}
+
+/// `loom run --model DIR PROGRAM.elf` for a woven rv32im checkpoint (`loom weave configs/rv32im.toml --out
+/// DIR`): the RAM geometry comes from the checkpoint's manifest (memory `RAM` of words, or byte lanes
+/// `RAM0..RAM3`), the RAM base from the ELF's entry point (the machine starts at the RAM base), and the run
+/// is the same decode loop as `loom run CONFIG`: only the manifest and the weights, no circuit, no interpreter.
+pub(crate) fn run_checkpoint(dir: &Path, program: &Path, max_steps: Option<usize>, trace: Option<PathBuf>, progress: bool) -> Result<ExitCode> {
+    let elf = std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
+    let entry = isa_rv32im::parse_elf(&elf).with_context(|| program.display().to_string())?.entry;
+    let t0 = Instant::now();
+    let (config, weights, manifest) = weaver::export::load(dir)?;
+    let mems = &manifest.memories;
+    let rows = |name: &str| mems.iter().find(|m| m.name == name).map(|m| (1u64 << m.addr_width) * 4);
+    let (layout, ram_size) = match (rows("RAM"), rows("RAM0")) {
+        (Some(n), _) => (MemoryLayout::Words, n),
+        (None, Some(n)) => (MemoryLayout::ByteLanes, n),
+        _ => bail!("{}: machine {} has no RAM memory (not an rv32im checkpoint)", dir.display(), manifest.machine),
+    };
+    let opts = Rv32MachineOptions { ram_base: entry, ram_size: u32::try_from(ram_size).context("RAM size")?, layout };
+    opts.validate().with_context(|| format!("{}: entry point {entry:#x} as the RAM base", program.display()))?;
+    let image = ProgramImage::from_elf(&elf, &opts).with_context(|| program.display().to_string())?;
+    let load_s = t0.elapsed().as_secs_f64();
+    let model = SparseModel::new(&config, &weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
+    drop(weights);
+    let build_s = t0.elapsed().as_secs_f64() - load_s;
+    let rep = &manifest.report;
+    eprintln!(
+        "{} from {}: {} layers, hidden {}, {} KiB RAM at {entry:#x}; loaded in {load_s:.1} s, executor ready in {build_s:.1} s",
+        rep.machine,
+        dir.display(),
+        rep.layers,
+        rep.hidden_size,
+        ram_size / 1024
+    );
+    let host = HostView {
+        proto: &manifest.protocol,
+        machine: manifest.machine.clone(),
+        registers: manifest.registers.iter().map(|r| r.name.clone()).collect(),
+        ports: manifest.ports.iter().map(|p| p.name.clone()).collect(),
+        memories: mems.len(),
+        report: manifest.report.clone(),
+    };
+    let r = Rv32Run { config: dir, program: Some(program), max_steps, trace, progress, bench: false };
+    drive(&model, &host, &image, &opts, &program.display().to_string(), max_steps.unwrap_or(100_000_000), &r, (load_s, build_s))
 }

@@ -70,7 +70,7 @@ fn the_demo_prints_exact_products_and_replays_against_the_interpreter() {
 }
 
 #[test]
-fn a_fault_is_reported_with_pc_and_instruction() {
+fn a_fault_is_reported_with_pc_instruction_and_address() {
     let dir = scratch("fault");
     let elf = dir.join("illegal.elf");
     // addi x1, x0, 5; then an all-ones word (not an instruction).
@@ -78,7 +78,14 @@ fn a_fault_is_reported_with_pc_and_instruction() {
     let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "--no-progress"]).arg(&elf).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(134), "{stderr}");
-    assert!(stderr.contains("IllegalInstruction at pc 0x00010004, instruction 0xffffffff"), "{stderr}");
+    assert!(stderr.contains("machine fault: illegal instruction at pc 0x00010004, instruction 0xffffffff;"), "{stderr}");
+    // lui x1, 0x80000; lw x2, 8(x1): a load outside RAM, reported with the address the network computed.
+    let elf = dir.join("load.elf");
+    std::fs::write(&elf, tiny_elf(&[0x8000_00b7, 0x0080_a103])).unwrap();
+    let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "--no-progress"]).arg(&elf).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(134), "{stderr}");
+    assert!(stderr.contains("machine fault: load outside RAM at pc 0x00010004, instruction 0x0080a103, address 0x80000008;"), "{stderr}");
 }
 
 #[test]
@@ -137,4 +144,41 @@ fn lockstep_replays_woven_runs_against_the_interpreter() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("no built-in example \"nosuch\"") && stderr.contains("sieve"), "{stderr}");
+}
+
+/// `loom weave` exports an rv32im machine (1 KiB of RAM: a 3.2 GB checkpoint) and `loom run --model DIR
+/// PROGRAM.elf` runs an ELF on it from the checkpoint alone: manifest + weights, the console, exit and fault
+/// devices, the RAM base taken from the ELF's entry.
+#[test]
+fn an_exported_rv32im_checkpoint_runs_an_elf() {
+    let dir = scratch("rv32-checkpoint");
+    let cfg = dir.join("small.toml");
+    std::fs::write(&cfg, "[machine]\nisa = \"rv32im\"\nram_base = 0x10000\nram_size = 1024\n").unwrap();
+    let model = dir.join("model");
+    let out = loom().args(["weave"]).arg(&cfg).arg("--out").arg(&model).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // addi a0, x0, 7; addi a7, x0, 93; ecall: exit(7)
+    let elf = dir.join("exit7.elf");
+    std::fs::write(&elf, tiny_elf(&[0x0070_0513, 0x05d0_0893, 0x0000_0073])).unwrap();
+    let trace = dir.join("trace.json");
+    let out = loom().args(["run", "--no-progress", "--model"]).arg(&model).arg(&elf).arg("--trace").arg(&trace).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("1 KiB RAM at 0x10000") && stderr.contains("[loom: exit 7; 3 instructions"), "{stderr}");
+    // The trace replays against the interpreter.
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let generated: Vec<u32> = t["generated"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+    let opts = isa_rv32im::Rv32MachineOptions { ram_base: 0x10000, ram_size: 1024, ..Default::default() };
+    let proto = isa_api::Protocol::of(&isa_rv32im::rv32im_machine(&opts).unwrap());
+    let cpu = isa_rv32im::load_elf(&std::fs::read(&elf).unwrap(), opts.interp_config()).unwrap();
+    let rep = isa_rv32im::circuit_lockstep::trace_lockstep(&proto, &generated, cpu, &opts).expect("lockstep");
+    assert_eq!((rep.instructions, rep.end), (3, isa_rv32im::circuit_lockstep::LockstepEnd::Exit(7)));
+    // A program linked elsewhere than a valid RAM base is named.
+    let bad = dir.join("odd.elf");
+    let mut e = tiny_elf(&[0x0000_0073]);
+    e[24] = 2; // entry 0x10002: not a multiple of 4
+    std::fs::write(&bad, e).unwrap();
+    let out = loom().args(["run", "--no-progress", "--model"]).arg(&model).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -16,10 +16,10 @@
 //! | `RAM0..RAM3` | memories, (RAM/4) x 8 | | [`MemoryLayout::ByteLanes`]: lane i holds the bytes at `(addr - base) % 4 == i` |
 //! | `OUT` | port, 8 | | console byte (ECALL write, fd 1 or 2) |
 //! | `EXIT` | port, 8 | | exit status (`a0 & 0xff`, as the process status under qemu-riscv32) |
-//! | `FAULT` | port, 8 | | [`FaultCode`] bits; the machine halts on the next step |
+//! | `FAULT` | port, 40 | | bits 0..8: [`FaultCode`] bits; bits 8..40: the faulting address ([`fault_address`]); the machine halts on the next step |
 //!
 //! A step is 18 trace tokens with 8-bit chunks (PC 2, BUSY 1, X write 1 + 4, RAM write 2 + 4, three ports,
-//! STEP); 24 with byte lanes (four lane writes of 2 + 1). Retire rule (no ISA knowledge needed): a step retired
+//! STEP; a silent port is one `NONE`, a fault 5 tokens: code and address); 24 with byte lanes (four lane writes of 2 + 1). Retire rule (no ISA knowledge needed): a step retired
 //! one instruction iff `BUSY` is 0 after it. A stop (exit, fault, EBREAK) is two steps: the first emits `EXIT`
 //! or `FAULT` and sets `BUSY = 255` (pc stays at the ECALL/faulting instruction); the second is the single
 //! token `HALT`.
@@ -87,7 +87,7 @@ pub mod port {
     pub const OUT: u32 = 0;
     /// Exit status (low 8 bits of a0).
     pub const EXIT: u32 = 1;
-    /// Fault code ([`super::FaultCode`]).
+    /// Fault code ([`super::FaultCode`], bits 0..8) and faulting address (bits 8..40, [`super::fault_address`]).
     pub const FAULT: u32 = 2;
 }
 
@@ -121,11 +121,23 @@ pub enum FaultCode {
     UnsupportedSyscall = 128,
 }
 
+/// The address a FAULT port value reports, for the kinds that have one: the load's or store's effective
+/// address, the jump target (JALR's with bit 0 cleared), the fall-through pc, the write(2) buffer (a1).
+pub fn fault_address(v: u64) -> Option<u32> {
+    use FaultCode::*;
+    match FaultCode::from_value(v)? {
+        LoadOutOfRam | StoreOutOfRam | MisalignedJump | JumpOutOfRam | WriteBufferOutOfRam => Some((v >> 8) as u32),
+        IllegalInstruction | Breakpoint | UnsupportedSyscall => None,
+    }
+}
+
 impl FaultCode {
-    /// The reason for a FAULT port value: its lowest set bit. `None` for 0 or wider values.
+    /// The reason for a FAULT port value: the lowest set bit of its code byte (bits 0..8). `None` when the
+    /// code byte is 0.
     pub fn from_value(v: u64) -> Option<FaultCode> {
         use FaultCode::*;
-        if v == 0 || v > 0xff {
+        let v = v & 0xff;
+        if v == 0 {
             return None;
         }
         Some(match v.trailing_zeros() {
@@ -894,7 +906,21 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let stb = s.and(lsb, is_store);
         let jo = s.b.or(jmp_oor, seq_oor);
         // Bit order = FaultCode values.
-        s.b.concat(&[illegal, is_ebreak, ldb, stb, jmp_mis, jo, buf_bad, sys_bad])
+        let code = s.b.concat(&[illegal, is_ebreak, ldb, stb, jmp_mis, jo, buf_bad, sys_bad]);
+        // The address of the reported (lowest) reason: a load/store's effective address, else a jump's target
+        // (pc-relative or JALR's, bit 0 cleared), else the fall-through pc, else the write buffer.
+        let rel_t = s.b.add(pc_addr, rel_imm);
+        let jt_even = {
+            let hi = s.slice(jt, 1, 31);
+            let z = s.k(1, 0);
+            s.b.concat(&[z, hi])
+        };
+        let jump_t = s.sel(is_jalr, jt_even, rel_t);
+        let jump_bad = s.any(&[jmp_mis, jmp_oor, mis_jal, mis_jalr]);
+        let a_seq = s.sel(seq_oor, link, a1);
+        let a_jump = s.sel(jump_bad, jump_t, a_seq);
+        let addr = s.sel(lsb, ea, a_jump);
+        s.b.concat(&[code, addr])
     };
 
     // Register-file write: rd, a scratch row or a0, one-hot; data need not be gated (NONE when disabled).
@@ -1021,7 +1047,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         vec![
             PortDesc { name: "OUT".into(), width: 8 },
             PortDesc { name: "EXIT".into(), width: 8 },
-            PortDesc { name: "FAULT".into(), width: 8 },
+            PortDesc { name: "FAULT".into(), width: 40 },
         ],
         s.b.circuit.clone(),
     );
@@ -1058,8 +1084,10 @@ pub struct HartStep {
     pub out: Option<u8>,
     /// Exit status on `EXIT`.
     pub exit: Option<u8>,
-    /// Fault code on `FAULT` (raw value; see [`FaultCode::from_value`]).
+    /// Fault code on `FAULT` (its code byte; see [`FaultCode::from_value`]).
     pub fault: Option<u8>,
+    /// The faulting address on `FAULT` ([`fault_address`]).
+    pub fault_addr: Option<u32>,
 }
 
 impl CircuitHart {
@@ -1135,7 +1163,10 @@ impl CircuitHart {
             match p {
                 port::OUT => h.out = Some(v as u8),
                 port::EXIT => h.exit = Some(v as u8),
-                port::FAULT => h.fault = Some(v as u8),
+                port::FAULT => {
+                    h.fault = Some(v as u8);
+                    h.fault_addr = fault_address(v);
+                }
                 _ => {}
             }
         }
@@ -1159,6 +1190,7 @@ impl CircuitHart {
             }
             if h.fault.is_some() {
                 o.fault = h.fault.and_then(|v| FaultCode::from_value(v as u64));
+                o.fault_addr = h.fault_addr;
             }
             if h.retired {
                 o.retired = true;
@@ -1180,6 +1212,8 @@ pub struct InstrOutcome {
     pub exit: Option<u8>,
     /// Fault emitted.
     pub fault: Option<FaultCode>,
+    /// The faulting address emitted with it ([`fault_address`]).
+    pub fault_addr: Option<u32>,
     /// Console bytes.
     pub out: Vec<u8>,
     /// Machine steps taken.

@@ -43,6 +43,16 @@ pub enum LockstepError {
     Mismatch { instructions: u64, pc: u32, what: String },
 }
 
+/// The address the interpreter's error names, in the sense of [`crate::circuit::fault_address`]: a load's,
+/// store's, fetch's or write buffer's address, a misaligned jump's target.
+pub fn fault_address_of(e: &Rv32Error) -> Option<u32> {
+    match e {
+        Rv32Error::MemoryFault { addr, .. } => Some(*addr),
+        Rv32Error::MisalignedJump { target, .. } => Some(*target),
+        _ => None,
+    }
+}
+
 /// The circuit's fault code for an interpreter error, if the circuit stops at the same instruction.
 pub fn fault_of(e: &Rv32Error) -> Option<FaultCode> {
     Some(match e {
@@ -103,7 +113,7 @@ pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) 
                         return Err(mismatch(n, pc, format!("JumpOutOfRam: state differs or no halt ({o:?})")));
                     }
                     return match cpu.step() {
-                        Err(Rv32Error::MemoryFault { access: Access::Fetch, .. }) => {
+                        Err(Rv32Error::MemoryFault { access: Access::Fetch, addr, .. }) if o.fault_addr == Some(addr) => {
                             rep.end = LockstepEnd::Fault(FaultCode::JumpOutOfRam);
                             Ok(rep)
                         }
@@ -126,7 +136,7 @@ pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) 
             }
             Err(e) => {
                 let want = fault_of(&e);
-                if want.is_none() || o.fault != want || o.retired {
+                if want.is_none() || o.fault != want || o.retired || o.fault_addr != fault_address_of(&e) {
                     return Err(mismatch(n, pc, format!("interpreter error {e}, circuit {o:?}")));
                 }
                 let h = hart.step();
@@ -201,8 +211,25 @@ pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu
                         other => return Err(mismatch(n, pc, format!("trace EXIT {code}, interpreter {other:?}"))),
                     }
                 } else if let Some(f) = fault {
-                    let f = FaultCode::from_value(f);
-                    rep.end = LockstepEnd::Fault(f.unwrap_or(FaultCode::IllegalInstruction));
+                    // The interpreter must stop at the same instruction for the same reason and address (a
+                    // jump out of RAM: it retires the jump, then fails to fetch at the target).
+                    let code = FaultCode::from_value(f).ok_or_else(|| mismatch(n, pc, format!("FAULT value {f:#x} has no code")))?;
+                    let addr = crate::circuit::fault_address(f);
+                    let ev = cpu.step();
+                    let ev = match (code, ev) {
+                        (FaultCode::JumpOutOfRam, Ok(_)) => cpu.step(),
+                        (_, ev) => ev,
+                    };
+                    let agrees = match &ev {
+                        Ok(StepEvent::Breakpoint { .. }) => code == FaultCode::Breakpoint,
+                        Err(e @ Rv32Error::MemoryFault { access: Access::Fetch, .. }) => code == FaultCode::JumpOutOfRam && addr == fault_address_of(e),
+                        Err(e) => fault_of(e) == Some(code) && addr == fault_address_of(e),
+                        Ok(_) => false,
+                    };
+                    if !agrees {
+                        return Err(mismatch(n, pc, format!("trace FAULT {code:?} at address {addr:x?}, interpreter {ev:?}")));
+                    }
+                    rep.end = LockstepEnd::Fault(code);
                 } else if busy == 0 {
                     let ev = cpu.step().map_err(|e| mismatch(n, pc, format!("trace retired, interpreter error {e}")))?;
                     if let StepEvent::Write { data, .. } = &ev {

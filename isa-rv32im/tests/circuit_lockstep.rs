@@ -43,8 +43,8 @@ fn machine_is_valid_for_both_ram_sizes_and_rejects_bad_geometry() {
         d.validate().unwrap();
         let p = isa_api::Protocol::of(&d);
         // PC (2) + BUSY (1) + X write (1 + 4) + 4 lanes (2 + 1) or one word memory (2 + 4) + OUT + EXIT +
-        // FAULT + STEP.
-        let want = if o.layout == MemoryLayout::Words { 18 } else { 24 };
+        // FAULT (code and address: 5 chunks, one NONE when silent) + STEP.
+        let want = if o.layout == MemoryLayout::Words { 22 } else { 28 };
         assert_eq!(p.step_fields.len() + 1, want, "{o:?}");
     }
     assert!(rv32im_machine(&Rv32MachineOptions { ram_base: 0x10000, ram_size: 3000, ..Default::default() }).is_err());

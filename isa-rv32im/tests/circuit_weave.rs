@@ -109,7 +109,7 @@ fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usi
 fn weaves_into_qwen35_9b_geometry() {
     // 64 KiB of RAM: 16,384 word rows = 128 heads of 128 rows per read copy, 4 layers of 32 value heads each
     let ((layers, tokens), a) = report_fit(&Rv32MachineOptions::default(), Some(qwen35_9b()));
-    assert_eq!(tokens, 18);
+    assert_eq!(tokens, 22);
     let g = a.geometry;
     assert_eq!((g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.attention_interval), (32, 4096, 12288, 16, 32, 128, 128, 4));
     assert_eq!(layers, 32);
@@ -129,7 +129,7 @@ fn weaves_into_qwen35_9b_geometry() {
 #[test]
 fn weaver_report_64k() {
     let (layers, tokens) = report(&Rv32MachineOptions::default());
-    assert_eq!(tokens, 18);
+    assert_eq!(tokens, 22, "at most: 18, and 4 more in the step that reports a fault and its address");
     assert!(layers >= 4, "{layers}");
 }
 
@@ -137,7 +137,7 @@ fn weaver_report_64k() {
 fn weaver_report_64k_byte_lanes() {
     let o = Rv32MachineOptions { layout: isa_rv32im::circuit::MemoryLayout::ByteLanes, ..Default::default() };
     let (layers, tokens) = report(&o);
-    assert_eq!(tokens, 24);
+    assert_eq!(tokens, 28);
     assert!(layers >= 4, "{layers}");
 }
 

@@ -60,7 +60,7 @@ fn program() -> Vec<u32> {
 fn woven_small_machine_runs_in_lockstep_with_the_reference() {
     let opts = Rv32MachineOptions { ram_base: BASE, ram_size: 1024, ..Default::default() };
     let desc = rv32im_machine(&opts).unwrap();
-    let (_, _, _, alloc) = weaver::plan(&desc, &Default::default()).unwrap();
+    let (proto, _, _, alloc) = weaver::plan(&desc, &Default::default()).unwrap();
     let params = weaver::emit::config(&alloc).parameter_count();
     let limit: usize = std::env::var("RV32_WEAVE_MAX_PARAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(800_000_000);
     eprintln!("1 KiB machine: {params} parameters dense");

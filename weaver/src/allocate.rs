@@ -202,11 +202,28 @@ pub fn minimal_dk(desc: &isa_api::MachineDesc) -> usize {
     pow4_at_least(memory_rows(desc).into_iter().map(|r| r.min(MAX_DK)).max().unwrap_or(1))
 }
 
-/// The constant-key heads per layer, before any memory read: layer 0 one staging head per field, layer 1
-/// one head per register (see [`allocate`]).
+/// Nodes something reads: gates, memory reads and writes, register commits, the lm_head.
+fn read_nodes(net: &Netlist) -> Vec<bool> {
+    let mut read = vec![false; net.nodes.len()];
+    {
+        let mut mark = |s: &Sig| read[s.node as usize] = true;
+        net.gates.iter().flat_map(|g| g.terms.iter()).flat_map(|t| t.lin.iter()).for_each(|(n, _)| mark(&Sig::of(*n)));
+        net.reads.iter().flat_map(|r| r.addr.iter()).for_each(&mut mark);
+        net.commits.iter().flat_map(|c| c.addr.iter().chain(c.data.iter()).chain([&c.enable])).for_each(&mut mark);
+        net.reg_values.iter().flatten().for_each(&mut mark);
+        net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter()).chain(net.phases.iter()).for_each(&mut mark);
+    }
+    read
+}
+
+/// The constant-key heads per layer, before any memory read: layer 0 one staging head per field whose
+/// staged bits something reads, layer 1 one head per register (see [`allocate`]).
 pub fn const_heads(net: &Netlist) -> Vec<usize> {
-    let fields = net.nodes.iter().filter_map(|s| if let Source::Staged { field, .. } = s { Some(*field as usize + 1) } else { None }).max().unwrap_or(0);
-    vec![fields, net.reg_bits.len()]
+    let read = read_nodes(net);
+    let mut fields: Vec<u32> = net.nodes.iter().enumerate().filter_map(|(i, s)| if let Source::Staged { field, .. } = s { read[i].then_some(*field) } else { None }).collect();
+    fields.sort_unstable();
+    fields.dedup();
+    vec![fields.len(), net.reg_bits.len()]
 }
 
 /// The schedule's [`Mixers`] for a target geometry (or none: the minimal geometry).
@@ -316,7 +333,12 @@ pub fn allocate(
             _ => {}
         }
     }
+    // A field none of whose staged bits is read (an output port's) needs no staging head.
+    let read = read_nodes(net);
     for (f, fd) in proto.fields.iter().enumerate() {
+        if !field_nodes[f].iter().any(|n| read[*n as usize]) {
+            continue;
+        }
         let cls = classes[crate::lower::Classes::field(f as u32) as usize];
         let mut value: Vec<Sig> = tok_bits[..fd.width as usize].to_vec();
         if fd.optional {
@@ -517,11 +539,16 @@ mod tests {
         assert_eq!(count(SlotKind::TokBit), 8);
         assert_eq!(count(SlotKind::TokNone), 1);
         assert_eq!(count(SlotKind::Pad), 0);
-        // layer 0: one staging head per field, sharing constant key heads (R per key head, R chosen for the
-        // fewest parameters: 7 staging heads, 2 memory reads in one layer -> R = 4, 2 key / 8 value heads)
-        assert_eq!(a.layers[0].heads.len(), w.protocol.fields.len());
-        assert_eq!((a.geometry.key_heads, a.geometry.value_heads), (2, 8));
-        assert_eq!(a.layers[0].groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6]]);
+        // layer 0: one staging head per field except the output port's (nothing reads its staged value),
+        // sharing constant key heads (R per key head, R chosen for the fewest parameters)
+        let staged: Vec<&str> = a.layers[0].heads.iter().map(|h| h.name.as_str()).collect();
+        let outs: Vec<&isa_api::Field> = w.protocol.fields.iter().filter(|f| matches!(f.role, isa_api::FieldRole::Out { .. })).collect();
+        assert_eq!(outs.len(), 1);
+        assert_eq!(staged.len(), w.protocol.fields.len() - 1);
+        assert!(!staged.contains(&format!("stage {}", outs[0].name).as_str()), "{staged:?}");
+        // 6 staging heads, 2 memory reads in one layer -> R = 3: 2 key / 6 value heads
+        assert_eq!((a.geometry.key_heads, a.geometry.value_heads), (2, 6));
+        assert_eq!(a.layers[0].groups, vec![vec![0, 1, 2], vec![3, 4, 5]]);
         // layer 1: the PC and ACC register heads share a key head
         assert!(a.layers[1].heads.iter().any(|h| h.name == "register ACC"));
         // memory reads have key heads of their own (acc8's memory fits one head: one block per read)
@@ -581,7 +608,7 @@ mod tests {
         let m = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap().allocation.geometry;
         let t = Geometry { layers: 0, hidden: m.hidden + 100, intermediate: m.intermediate + 100, key_heads: 3, value_heads: 3, dk: 64, dv: m.dv, vocab: m.vocab, attention_interval: 3 };
         let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap_err().to_string();
-        assert!(e.contains("layer 0 needs 7 value heads"), "{e}");
+        assert!(e.contains("layer 0 needs 6 value heads"), "{e}");
         let t = Geometry { key_heads: 4, value_heads: 8, ..t };
         let w = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap();
         let a = &w.allocation;
