@@ -58,7 +58,7 @@ fn the_demo_prints_exact_products_and_replays_against_the_interpreter() {
     let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let generated: Vec<u32> = t["generated"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
     assert_eq!(t["injected"].as_array().unwrap().len(), 0);
-    let opts = isa_rv32im::Rv32MachineOptions::default();
+    let opts = isa_rv32im::Rv32MachineOptions::ram_256k(); // configs/rv32im.toml
     let desc = isa_rv32im::rv32im_machine(&opts).unwrap();
     let proto = isa_api::Protocol::of(&desc);
     let cpu = isa_rv32im::load_elf(demo.elf, opts.interp_config()).unwrap();

@@ -171,7 +171,12 @@ mod tests {
     #[test]
     fn the_committed_config_parses() {
         let c = Rv32Config::parse(include_str!("../../configs/rv32im.toml")).unwrap();
+        assert_eq!(c.options(), Rv32MachineOptions::ram_256k());
+        let c = Rv32Config::parse(include_str!("../../configs/rv32im-64k.toml")).unwrap();
         assert_eq!(c.options(), Rv32MachineOptions::default());
+        let c = Rv32Config::parse(include_str!("../../configs/rv32im-qwen35-9b.toml")).unwrap();
+        let g = c.geometry.unwrap();
+        assert_eq!((g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.attention_interval), (Some(4096), Some(12288), Some(16), Some(32), Some(128), Some(128), Some(4)));
         assert_eq!(c.run.backend, Backend::Sparse);
         assert_eq!(c.run.max_steps, 100_000_000);
     }

@@ -107,8 +107,9 @@ fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usi
 
 #[test]
 fn weaves_into_qwen35_9b_geometry() {
-    // 64 KiB of RAM: 16,384 word rows = 128 heads of 128 rows per read copy, 4 layers of 32 value heads each
-    let ((layers, tokens), a) = report_fit(&Rv32MachineOptions::default(), Some(qwen35_9b()));
+    // 128 KiB of RAM: 32,768 word rows = 256 heads of 128 rows per read copy, 8 layers of 32 value heads
+    let ram = Rv32MachineOptions { ram_size: 128 * 1024, ..Default::default() };
+    let ((layers, tokens), a) = report_fit(&ram, Some(qwen35_9b()));
     assert_eq!(tokens, 22);
     let g = a.geometry;
     assert_eq!((g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.attention_interval), (32, 4096, 12288, 16, 32, 128, 128, 4));
@@ -121,9 +122,14 @@ fn weaves_into_qwen35_9b_geometry() {
         }
     }
     let ram_heads = a.layers.iter().flat_map(|l| l.heads.iter()).filter(|h| h.name.starts_with("memory RAM")).count();
-    assert_eq!(ram_heads, 2 * 128, "two RAM reads (fetch, load) of 128 blocks each");
+    assert_eq!(ram_heads, 2 * 256, "two RAM reads (fetch, load) of 256 blocks each");
     let used = a.layers.iter().rposition(|l| !l.heads.is_empty() || !l.units.is_empty()).unwrap() + 1;
     eprintln!("Qwen3.5-9B geometry: {used} of 32 layers used, {} of 4096 hidden slots hold nodes", a.slots.iter().filter(|s| s.kind != weaver::allocate::SlotKind::Pad).count());
+    // 256 KiB does not fit 32 layers: the error names the layers it needs.
+    let desc = rv32im_machine(&Rv32MachineOptions::ram_256k()).unwrap();
+    let fit = weaver::Geometry { vocab: isa_api::Protocol::of(&desc).vocab_size as usize, ..qwen35_9b() };
+    let e = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(fit), attention_layer: false }).unwrap_err().to_string();
+    assert!(e.contains("num_hidden_layers needs 50 but the target has 32"), "{e}");
 }
 
 #[test]
