@@ -51,6 +51,8 @@ pub enum Op {
     Const { value: u64 },
     /// The committed value of register `reg` (width = the register's width).
     Reg { reg: u32 },
+    /// The latest value the host injected on input port `port` (0 before any; width = the port's width).
+    Input { port: u32 },
     /// The committed word of memory `mem` at address `addr` (address width = the memory's address width;
     /// result width = its word width).
     Load { mem: u32, addr: NodeId },
@@ -142,7 +144,7 @@ impl Op {
     /// Operand node ids, in order.
     pub fn operands(&self) -> Vec<NodeId> {
         match self {
-            Op::Const { .. } | Op::Reg { .. } => vec![],
+            Op::Const { .. } | Op::Reg { .. } | Op::Input { .. } => vec![],
             Op::Load { addr, .. } => vec![*addr],
             Op::Add { a, b, cin } => {
                 let mut v = vec![*a, *b];
@@ -191,6 +193,10 @@ impl CircuitBuilder {
     }
     pub fn reg(&mut self, reg: u32, width: u32) -> NodeId {
         self.node(width, Op::Reg { reg })
+    }
+    /// The latest injected value of input port `port` ([`Op::Input`]).
+    pub fn input(&mut self, port: u32, width: u32) -> NodeId {
+        self.node(width, Op::Input { port })
     }
     pub fn load(&mut self, mem: u32, word_width: u32, addr: NodeId) -> NodeId {
         self.node(word_width, Op::Load { mem, addr })

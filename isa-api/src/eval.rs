@@ -10,12 +10,14 @@ use crate::protocol::{FieldRole, Protocol};
 pub struct MachineState {
     pub regs: Vec<u64>,
     pub mems: Vec<Vec<u64>>,
+    /// The latest injected value of every input port.
+    pub inputs: Vec<u64>,
 }
 
 impl MachineState {
     /// The reset state: everything zero.
     pub fn reset(m: &MachineDesc) -> Self {
-        Self { regs: vec![0; m.registers.len()], mems: m.memories.iter().map(|d| vec![0; 1usize << d.addr_width]).collect() }
+        Self { regs: vec![0; m.registers.len()], mems: m.memories.iter().map(|d| vec![0; 1usize << d.addr_width]).collect(), inputs: vec![0; m.inputs.len()] }
     }
 }
 
@@ -50,6 +52,7 @@ pub fn eval_nodes(m: &MachineDesc, state: &MachineState) -> Vec<u64> {
         let v: u64 = match &n.op {
             Op::Const { value } => *value,
             Op::Reg { reg } => state.regs[*reg as usize],
+            Op::Input { port } => state.inputs[*port as usize],
             Op::Load { mem, addr } => state.mems[*mem as usize][g(addr) as usize],
             Op::Add { a, b, cin } => g(a).wrapping_add(g(b)).wrapping_add(cin.map_or(0, |c| val[c as usize])),
             Op::Sub { a, b } => g(a).wrapping_sub(g(b)),
@@ -144,6 +147,11 @@ impl Reference {
         }
     }
 
+    /// Inject `value` on input port `port` (what the host's input tokens do between steps).
+    pub fn inject(&mut self, port: u32, value: u64) {
+        self.state.inputs[port as usize] = value & mask(self.desc.inputs[port as usize].width);
+    }
+
     /// Run one step, updating the state.
     pub fn step(&mut self) -> StepOutcome {
         let d = &self.desc;
@@ -176,7 +184,7 @@ impl Reference {
                     let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
                     if val[o.enable as usize] == 1 { chunk(val[o.value as usize]) } else { None }
                 }
-                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } => unreachable!("load fields are not step fields"),
+                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => unreachable!("host-only fields are not step fields"),
             };
             fields.push(v);
         }
@@ -211,6 +219,28 @@ impl Reference {
         t
     }
 
+    /// [`Self::run`] with host input devices: at every step boundary `s` (0 before the first step) `inject(s)`
+    /// gives the `(port, value)` injections, applied to the state and written as input tokens. Returns the
+    /// generated tokens and the `(index, token)` of every injected one (the replay format of a host's trace).
+    pub fn run_io(&mut self, max_steps: usize, mut inject: impl FnMut(usize) -> Vec<(u32, u64)>) -> (Vec<u32>, Vec<(usize, u32)>) {
+        let (mut out, mut injected) = (Vec::new(), Vec::new());
+        for s in 0..max_steps {
+            for (port, value) in inject(s) {
+                self.inject(port, value);
+                for t in self.protocol.input_tokens(port, value) {
+                    injected.push((out.len(), t));
+                    out.push(t);
+                }
+            }
+            let o = self.step();
+            out.extend(self.step_tokens(&o));
+            if o.halted {
+                break;
+            }
+        }
+        (out, injected)
+    }
+
     /// Run up to `max_steps` steps (stopping at HALT); returns the generated tokens.
     pub fn run(&mut self, max_steps: usize) -> Vec<u32> {
         let mut out = Vec::new();
@@ -228,8 +258,59 @@ impl Reference {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Token;
     use crate::circuit::CircuitBuilder;
     use crate::machine::{MemoryDesc, PortDesc, RegisterDesc};
+
+    #[test]
+    fn input_ports_are_latches_the_host_sets_between_steps() {
+        let d = crate::examples::io8(40);
+        d.validate().unwrap();
+        let p = Protocol::of(&d);
+        let data_f = p.fields_where(|r| matches!(r, FieldRole::In { port: 0, .. }));
+        assert_eq!(data_f.len(), 1);
+        assert!(p.fields[data_f[0] as usize].host_only && !p.step_fields.contains(&data_f[0]));
+        assert_eq!(p.input_tokens(0, 200), vec![p.encode(data_f[0], Some(200))]);
+        let mut r = Reference::new(d.clone());
+        let (tokens, injected) = r.run_io(100, crate::examples::io8_devices);
+        // every injected token is where the list says, and is an input token
+        for (i, t) in &injected {
+            assert_eq!(tokens[*i], *t);
+            assert!(matches!(p.decode(*t), Some(Token::Value { field, .. }) if matches!(p.fields[field as usize].role, FieldRole::In { .. })));
+        }
+        assert_eq!(*tokens.last().unwrap(), p.halt_token);
+        // ACC sums DATA between interrupts; OUT shows it at each interrupt (IRQ raised at s = 3, 10, 17, ...)
+        let (mut acc, mut data, mut irq, mut outs) = (0u64, 0u64, 0u64, Vec::new());
+        for s in 0..40 {
+            for (port, v) in crate::examples::io8_devices(s) {
+                if port == 0 { data = v } else { irq = v }
+            }
+            if irq == 1 {
+                outs.push(acc);
+                acc = 0;
+            } else {
+                acc = (acc + data) & 0xff;
+            }
+        }
+        let mut r = Reference::new(d);
+        let mut seen = Vec::new();
+        for s in 0..41 {
+            for (port, v) in crate::examples::io8_devices(s) {
+                r.inject(port, v);
+            }
+            let o = r.step();
+            seen.extend(o.outputs.iter().map(|(_, v)| *v));
+            if o.halted {
+                break;
+            }
+        }
+        assert_eq!(seen, outs);
+        assert_eq!(outs.len(), 6, "{outs:?}");
+        // an Input node of the wrong width, or of a port that does not exist, is named
+        let mut bad = crate::examples::io8(5);
+        bad.inputs.pop();
+        assert!(bad.validate().unwrap_err().to_string().contains("no input port 1"));
+    }
 
     #[test]
     fn shifts_and_extensions() {

@@ -284,3 +284,49 @@ mod tests {
         assert!(outs > 20 && outs < 380, "{outs} outputs");
     }
 }
+
+/// A test machine for the host interface (input ports, an interrupt line, injected tokens): registers ACC and
+/// N (8 bits), input ports DATA (8 bits, a device the host answers) and IRQ (1 bit, an interrupt line), output
+/// port OUT (8 bits). One step: when IRQ is high the machine takes the interrupt, `OUT = ACC` and `ACC = 0`;
+/// otherwise `ACC = ACC + DATA`; `N = N + 1`; it halts when N reaches `limit`. Every value it sees comes from
+/// the host, between steps.
+pub fn io8(limit: u8) -> MachineDesc {
+    let mut b = CircuitBuilder::new();
+    let (acc, n) = (b.reg(0, 8), b.reg(1, 8));
+    let (data, irq) = (b.input(0, 8), b.input(1, 1));
+    let sum = b.add(acc, data);
+    let zero = b.konst(8, 0);
+    let acc2 = b.mux(irq, sum, zero);
+    b.set_next(0, acc2);
+    let one = b.konst(8, 1);
+    let n2 = b.add(n, one);
+    b.set_next(1, n2);
+    b.output(0, acc, irq);
+    let lim = b.konst(8, limit as u64);
+    let stop = b.eq(n, lim);
+    b.halt(stop);
+    MachineDesc::new(
+        "io8",
+        vec![RegisterDesc { name: "ACC".into(), width: 8 }, RegisterDesc { name: "N".into(), width: 8 }],
+        vec![],
+        vec![PortDesc { name: "OUT".into(), width: 8 }],
+        b.finish(),
+    )
+    .with_inputs(vec![PortDesc { name: "DATA".into(), width: 8 }, PortDesc { name: "IRQ".into(), width: 1 }])
+}
+
+/// The host devices of [`io8`] used by the tests: at step boundary `s` (0 = after the prompt) DATA takes a new
+/// value unless `s % 3 == 2` (the latch keeps the old one), IRQ is raised when `s % 7 == 3` and lowered when
+/// `s % 7 == 4`. Returns `(port, value)` injections in order.
+pub fn io8_devices(s: usize) -> Vec<(u32, u64)> {
+    let mut v = Vec::new();
+    if s % 3 != 2 {
+        v.push((0, ((s * 37 + 11) & 0xff) as u64));
+    }
+    match s % 7 {
+        3 => v.push((1, 1)),
+        4 => v.push((1, 0)),
+        _ => {}
+    }
+    v
+}

@@ -21,7 +21,7 @@ pub struct MemoryDesc {
     pub addr_width: u32,
 }
 
-/// An output port the host observes (console, IO device).
+/// An output port the host observes (console, IO device), or an input port the host drives.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PortDesc {
     pub name: String,
@@ -43,6 +43,13 @@ pub struct MachineDesc {
     pub memories: Vec<MemoryDesc>,
     #[serde(default)]
     pub ports: Vec<PortDesc>,
+    /// Input ports: latches the host sets by injecting tokens between steps, read by
+    /// [`Op::Input`] (0 until the first injection). They carry what a machine needs from outside: the answer
+    /// to a memory-mapped IO read (the machine emits the request on an output port and waits a step),
+    /// interrupt lines (1-bit inputs the host raises and lowers; the circuit decides when it takes one),
+    /// controllers.
+    #[serde(default)]
+    pub inputs: Vec<PortDesc>,
     pub circuit: Circuit,
     /// Bits per trace token value (1..=16): wider fields are split into chunks, low chunk first.
     #[serde(default = "default_chunk")]
@@ -63,7 +70,13 @@ pub enum DescError {
 impl MachineDesc {
     /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
     pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
-        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, circuit, chunk_bits: 8 }
+        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, inputs: Vec::new(), circuit, chunk_bits: 8 }
+    }
+
+    /// The same machine with input ports `inputs`.
+    pub fn with_inputs(mut self, inputs: Vec<PortDesc>) -> Self {
+        self.inputs = inputs;
+        self
     }
 
     /// Parse JSON bytes and validate.
@@ -98,7 +111,7 @@ impl MachineDesc {
                 return Err(bad(format!("memory {}: word width {} (1..=64), address width {} (1..=24)", m.name, m.word_width, m.addr_width)));
             }
         }
-        for p in &self.ports {
+        for p in self.ports.iter().chain(&self.inputs) {
             if !(1..=64).contains(&p.width) {
                 return Err(bad(format!("port {} has width {} (1..=64)", p.name, p.width)));
             }
@@ -131,6 +144,12 @@ impl MachineDesc {
                     let r = self.registers.get(*reg as usize).ok_or_else(|| e(format!("no register {reg}")))?;
                     if r.width != n.width {
                         return Err(e(format!("register {} is {} bits", r.name, r.width)));
+                    }
+                }
+                Op::Input { port } => {
+                    let p = self.inputs.get(*port as usize).ok_or_else(|| e(format!("no input port {port}")))?;
+                    if p.width != n.width {
+                        return Err(e(format!("input port {} is {} bits", p.name, p.width)));
                     }
                 }
                 Op::Load { mem, addr } => {
@@ -253,7 +272,7 @@ impl MachineDesc {
             }
         }
         let mut names = std::collections::HashSet::new();
-        for n in self.registers.iter().map(|r| &r.name).chain(self.memories.iter().map(|m| &m.name)).chain(self.ports.iter().map(|p| &p.name)) {
+        for n in self.registers.iter().map(|r| &r.name).chain(self.memories.iter().map(|m| &m.name)).chain(self.ports.iter().chain(&self.inputs).map(|p| &p.name)) {
             if !names.insert(n) || n.is_empty() {
                 return Err(bad(format!("name {n:?} is empty or used twice")));
             }

@@ -33,6 +33,9 @@ pub enum FieldRole {
     LoadAddr { mem: u32, chunk: u32 },
     /// Host-only: chunk of a program-load word for memory `mem`; the last chunk commits the write.
     LoadData { mem: u32, chunk: u32 },
+    /// Host-only: chunk of a value the host injects on input port `port`, between steps (after a `STEP`,
+    /// before the next step's first field); the circuit reads it with `Op::Input` from the next step on.
+    In { port: u32, chunk: u32 },
 }
 
 /// One field (one token class).
@@ -133,6 +136,10 @@ impl Protocol {
             push(&mut fields, format!("LOAD_{}_ADDR", mem.name), mem.addr_width, &|c| FieldRole::LoadAddr { mem: i, chunk: c }, false, true);
             push(&mut fields, format!("LOAD_{}_DATA", mem.name), mem.word_width, &|c| FieldRole::LoadData { mem: i, chunk: c }, false, true);
         }
+        for (i, p) in m.inputs.iter().enumerate() {
+            let i = i as u32;
+            push(&mut fields, format!("IN_{}", p.name), p.width, &|c| FieldRole::In { port: i, chunk: c }, false, true);
+        }
         Protocol { fields, step_fields, step_token: 0, halt_token: 1, vocab_size: next_tok }
     }
 
@@ -195,6 +202,12 @@ impl Protocol {
             }
         }
         out
+    }
+
+    /// Tokens that inject `value` on input port `port` (one per chunk, low chunk first), for the host to feed
+    /// between steps.
+    pub fn input_tokens(&self, port: u32, value: u64) -> Vec<u32> {
+        self.fields_where(|r| matches!(r, FieldRole::In { port: p, .. } if p == port)).into_iter().map(|f| self.encode(f, Some(value >> self.fields[f as usize].lo))).collect()
     }
 
     /// Position in [`Self::step_fields`] of the field that follows a `NONE` at position `k`: the first

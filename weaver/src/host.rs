@@ -54,8 +54,24 @@ pub fn run_observed<E>(
     proto: &Protocol,
     prompt: &[u32],
     max_steps: usize,
+    next: impl FnMut(u32) -> Result<u32, E>,
+    observe: impl FnMut(Event),
+) -> Result<RunOutcome, E> {
+    run_io(proto, prompt, max_steps, next, observe, |_| Vec::new())
+}
+
+/// [`run_observed`] for a host with input devices: at every step boundary (after the prompt, `steps = 0`,
+/// and after each generated `STEP`) `inject(steps)` returns the tokens the host injects there (input-port
+/// values, [`Protocol::input_tokens`]: an answer to an IO read request seen in the step's output, an
+/// interrupt line raised or lowered, a controller state). Each is fed to the model in place of its
+/// prediction, appended to `generated` and listed in `trace.injected` with its index, so the trace replays.
+pub fn run_io<E>(
+    proto: &Protocol,
+    prompt: &[u32],
+    max_steps: usize,
     mut next: impl FnMut(u32) -> Result<u32, E>,
     mut observe: impl FnMut(Event),
+    mut inject: impl FnMut(usize) -> Vec<u32>,
 ) -> Result<RunOutcome, E> {
     let mut out = RunOutcome { trace: Trace { prompt: prompt.to_vec(), ..Trace::default() }, ..RunOutcome::default() };
     let mut pred = None;
@@ -63,6 +79,7 @@ pub fn run_observed<E>(
         pred = Some(next(*t)?);
     }
     let Some(mut tok) = pred else { return Ok(out) };
+    inject_at(&mut out, &mut tok, 0, &mut next, &mut inject, &mut observe)?;
     let mut chunks: Vec<u64> = Vec::new();
     loop {
         out.trace.generated.push(tok);
@@ -78,6 +95,10 @@ pub fn run_observed<E>(
                 if out.steps >= max_steps {
                     break;
                 }
+                tok = next(tok)?;
+                let steps = out.steps;
+                inject_at(&mut out, &mut tok, steps, &mut next, &mut inject, &mut observe)?;
+                continue;
             }
             Some(Token::Value { field, value }) => {
                 if let FieldRole::Out { port, chunk } = proto.fields[field as usize].role {
@@ -98,4 +119,24 @@ pub fn run_observed<E>(
         tok = next(tok)?;
     }
     Ok(out)
+}
+
+/// Feed the tokens the host injects at step boundary `steps`; `tok` becomes the model's prediction after the
+/// last one.
+fn inject_at<E>(
+    out: &mut RunOutcome,
+    tok: &mut u32,
+    steps: usize,
+    next: &mut impl FnMut(u32) -> Result<u32, E>,
+    inject: &mut impl FnMut(usize) -> Vec<u32>,
+    observe: &mut impl FnMut(Event),
+) -> Result<(), E> {
+    for t in inject(steps) {
+        let i = out.trace.generated.len();
+        out.trace.generated.push(t);
+        out.trace.injected.push((i, t));
+        observe(Event::Token { index: i, token: t });
+        *tok = next(t)?;
+    }
+    Ok(())
 }

@@ -156,7 +156,7 @@ impl<'a> Lower<'a> {
                     let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
                     FieldOut { bits: sl(&words[o.value as usize]), present: f.optional.then(|| words[o.enable as usize][0]) }
                 }
-                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } => unreachable!("not a step field"),
+                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => unreachable!("not a step field"),
             };
             self.net.outputs.push(out);
         }
@@ -178,6 +178,10 @@ impl<'a> Lower<'a> {
         let mut preds: Vec<Vec<(Vec<(Sig, i64)>, i64, i64)>> = vec![Vec::new(); n + 1];
         if n > 0 {
             preds[0].push((vec![(cls(usize::MAX), 1)], -1, 1));
+            // Injected input tokens come between steps: the next step's first field follows them.
+            for f in p.fields_where(|r| matches!(r, FieldRole::In { .. })) {
+                preds[0].push((vec![(self.class[Classes::field(f) as usize], 1)], -1, 1));
+            }
         }
         for k in 0..n {
             let optional = p.fields[p.step_fields[k] as usize].optional;
@@ -203,6 +207,12 @@ impl<'a> Lower<'a> {
         Ok(match op {
             Op::Const { value } => bits_of(*value, width),
             Op::Reg { reg } => self.net.reg_bits[*reg as usize].iter().map(|b| Sig::of(*b)).collect(),
+            // An input port is the staged value of its host-injected fields (layer 0's staging heads hold the
+            // latest injected chunk of each; zero before any).
+            Op::Input { port } => {
+                let f = self.fields(|r| matches!(r, FieldRole::In { port: p, .. } if p == *port));
+                self.staged_concat(&f)
+            }
             Op::Load { mem, addr } => {
                 let read = self.net.reads.len() as u32;
                 let mname = &self.desc.memories[*mem as usize].name;

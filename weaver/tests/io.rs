@@ -1,0 +1,72 @@
+//! Host input devices in the weights: `isa_api::examples::io8` reads two input ports (DATA, and IRQ as an
+//! interrupt line) that the host sets by injecting tokens between steps. The woven machine on the sparse
+//! executor, driven by the circuit-free host loop (`host::run_io`), gives the reference evaluator's trace with
+//! the injected tokens at the same positions; transformers gives the same trace when fed the same injections.
+
+mod common;
+
+use isa_api::examples::{io8, io8_devices};
+use isa_api::Reference;
+use weaver::{export::save, host, weave, WeaveOptions};
+
+#[test]
+fn injected_inputs_drive_the_woven_machine_like_the_reference() {
+    let w = weave(&io8(120), &WeaveOptions::default()).unwrap();
+    let model = backends::sparse::SparseModel::new(&w.config, &w.weights).unwrap();
+    let mut r = Reference::new(io8(120));
+    let (want, want_injected) = r.run_io(1000, io8_devices);
+    let proto = &w.protocol;
+    let prompt = vec![proto.step_token];
+    let mut st = model.new_state();
+    let devices = |s: usize| io8_devices(s).into_iter().flat_map(|(p, v)| proto.input_tokens(p, v)).collect::<Vec<u32>>();
+    let out = host::run_io(proto, &prompt, 1000, |t| model.step_argmax(&mut st, t), |_| {}, devices).unwrap();
+    assert!(out.halted);
+    assert_eq!(out.trace.generated, want);
+    assert_eq!(out.trace.injected, want_injected);
+    let irqs = out.outputs.len();
+    assert_eq!(irqs, 17, "an interrupt every 7 steps: OUT shows ACC at each");
+    eprintln!("io8: {} positions ({} injected) equal to the reference, {irqs} interrupts taken", want.len(), want_injected.len());
+    // Without the interrupt line the trace differs: the injections are what drives it.
+    let mut st = model.new_state();
+    let data_only = |s: usize| io8_devices(s).into_iter().filter(|(p, _)| *p == 0).flat_map(|(p, v)| proto.input_tokens(p, v)).collect::<Vec<u32>>();
+    let out2 = host::run_io(proto, &prompt, 1000, |t| model.step_argmax(&mut st, t), |_| {}, data_only).unwrap();
+    assert!(out2.outputs.is_empty());
+    assert_ne!(out2.trace.generated, want);
+}
+
+/// transformers has no injection hook in `hf_decode.py`, so the run is decoded in segments: greedy from the
+/// prompt up to the first injection, then from prompt + trace so far + the injected tokens, and so on.
+#[test]
+fn transformers_follows_injected_inputs() {
+    let Some((python, script)) = common::hf_setup("transformers_follows_injected_inputs") else {
+        return;
+    };
+    let w = weave(&io8(12), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
+    // Injections only at step boundaries 0 and 5, so that three segments cover the run.
+    let devices = |s: usize| if s == 0 || s == 5 { io8_devices(s + 3) } else { Vec::new() };
+    let mut r = Reference::new(io8(12));
+    let (want, injected) = r.run_io(100, devices);
+    assert!(injected.len() >= 2);
+    let dir = std::env::temp_dir().join(format!("loom-weaver-hf-io-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    save(&w, &dir).unwrap();
+    let pf = dir.with_extension("prompt.json");
+    let mut seq = vec![w.protocol.step_token];
+    let mut pos = 0;
+    while pos < want.len() {
+        // copy injected tokens, then decode greedily up to the next injection (or the end)
+        while let Some((_, t)) = injected.iter().find(|(i, _)| *i == pos) {
+            seq.push(*t);
+            pos += 1;
+        }
+        let stop = injected.iter().map(|(i, _)| *i).find(|i| *i > pos).unwrap_or(want.len());
+        std::fs::write(&pf, serde_json::to_string(&seq).unwrap()).unwrap();
+        let got = common::hf_decode(&python, &script, &dir, &pf, stop - pos, "chunked");
+        assert_eq!(got, want[pos..stop], "segment from position {pos}");
+        seq.extend(&got);
+        pos = stop;
+    }
+    eprintln!("transformers: {} positions ({} injected) equal to the reference", want.len(), injected.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&pf).unwrap();
+}
