@@ -310,6 +310,16 @@ mod tests {
         let mut bad = crate::examples::io8(5);
         bad.inputs.pop();
         assert!(bad.validate().unwrap_err().to_string().contains("no input port 1"));
+        // IO ranges name existing ports and do not overlap
+        let range = |name: &str, base: u64| crate::IoRange { name: name.into(), base, size: 8, write_port: Some(0), read_request_port: Some(0), read_port: Some(0) };
+        let mut m = crate::examples::io8(5);
+        m.io_ranges = vec![range("A", 0x2000), range("B", 0x2008)];
+        m.validate().unwrap();
+        assert_eq!(MachineDesc::from_json(&m.to_json()).unwrap(), m);
+        m.io_ranges.push(range("C", 0x200f));
+        assert!(m.validate().unwrap_err().to_string().contains("IO ranges B and C overlap"));
+        m.io_ranges = vec![crate::IoRange { read_port: Some(7), ..range("D", 0) }];
+        assert!(m.validate().unwrap_err().to_string().contains("IO range D names a port that does not exist"));
     }
 
     #[test]

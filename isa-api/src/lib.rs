@@ -14,5 +14,5 @@ pub mod protocol;
 
 pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind};
 pub use eval::{MachineState, Reference, StepOutcome};
-pub use machine::{DescError, MachineDesc, MemoryDesc, PortDesc, RegisterDesc, API_VERSION};
+pub use machine::{DescError, IoRange, MachineDesc, MemoryDesc, PortDesc, RegisterDesc, API_VERSION};
 pub use protocol::{Field, FieldRole, Protocol, Token};

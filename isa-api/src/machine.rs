@@ -28,6 +28,25 @@ pub struct PortDesc {
     pub width: u32,
 }
 
+/// A memory-mapped IO range of the machine's address space, published for the host: the circuit decodes
+/// the range itself; stores into it appear on output port `write_port` (the host observes them, e.g. a PPU
+/// register write), and loads from it emit a request on output port `read_request_port` and take their value
+/// from input port `read_port`, which the host answers by injecting a token before the next step (the
+/// machine waits a step, as micro-code). Metadata only: the trace protocol already carries the ports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoRange {
+    pub name: String,
+    /// First address and number of addresses (bytes or words, as the machine addresses its memory).
+    pub base: u64,
+    pub size: u64,
+    #[serde(default)]
+    pub write_port: Option<u32>,
+    #[serde(default)]
+    pub read_request_port: Option<u32>,
+    #[serde(default)]
+    pub read_port: Option<u32>,
+}
+
 fn default_chunk() -> u32 {
     8
 }
@@ -50,6 +69,9 @@ pub struct MachineDesc {
     /// controllers.
     #[serde(default)]
     pub inputs: Vec<PortDesc>,
+    /// Memory-mapped IO ranges (see [`IoRange`]).
+    #[serde(default)]
+    pub io_ranges: Vec<IoRange>,
     pub circuit: Circuit,
     /// Bits per trace token value (1..=16): wider fields are split into chunks, low chunk first.
     #[serde(default = "default_chunk")]
@@ -70,7 +92,7 @@ pub enum DescError {
 impl MachineDesc {
     /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
     pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
-        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, inputs: Vec::new(), circuit, chunk_bits: 8 }
+        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), circuit, chunk_bits: 8 }
     }
 
     /// The same machine with input ports `inputs`.
@@ -269,6 +291,21 @@ impl MachineDesc {
         if let Some(h) = c.halt {
             if node(h, "halt")? != 1 {
                 return Err(bad("halt must be a 1-bit node".into()));
+            }
+        }
+        for (i, r) in self.io_ranges.iter().enumerate() {
+            let out_ok = |p: Option<u32>| p.is_none_or(|p| (p as usize) < self.ports.len());
+            if r.size == 0 || r.base.checked_add(r.size).is_none() {
+                return Err(bad(format!("IO range {} is empty or wraps", r.name)));
+            }
+            if !out_ok(r.write_port) || !out_ok(r.read_request_port) || r.read_port.is_some_and(|p| p as usize >= self.inputs.len()) {
+                return Err(bad(format!("IO range {} names a port that does not exist", r.name)));
+            }
+            if r.read_request_port.is_some() != r.read_port.is_some() {
+                return Err(bad(format!("IO range {}: reads need both a request (output) port and an answer (input) port", r.name)));
+            }
+            if let Some(o) = self.io_ranges[..i].iter().find(|o| o.base < r.base + r.size && r.base < o.base + o.size) {
+                return Err(bad(format!("IO ranges {} and {} overlap", o.name, r.name)));
             }
         }
         let mut names = std::collections::HashSet::new();
