@@ -31,7 +31,8 @@ enum Command {
     /// the built-in demo), printing its console and exiting with its status; `run --model DIR PROGRAM` runs
     /// a woven checkpoint directory. Host devices only: the instructions run in the weights.
     Run(run::Args),
-    /// `run` as a benchmark: no console output; prints weave time, tokens/s, instructions/s, memory as JSON.
+    /// `run` as a benchmark: no console output; prints weave (or load) time, tokens/s, instructions/s, memory
+    /// as JSON. Takes a config or `--model DIR PROGRAM` (any woven checkpoint, e.g. acc8's).
     BenchRun(run::Args),
     /// Run RV32IM programs (default: the built-in examples) on the woven machine and replay each trace against
     /// the reference interpreter: pc and x0..x31 after every instruction, console and exit status.

@@ -41,10 +41,7 @@ pub struct Args {
 /// `loom run`: dispatch on the form of the arguments; returns the process exit status.
 pub fn run(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
     if a.model.is_some() {
-        if bench {
-            anyhow::bail!("bench-run takes a config, not --model (use bench-generate for checkpoints)");
-        }
-        return run_checkpoint(a);
+        return run_checkpoint(a, bench);
     }
     let Some(config) = a.inputs.first() else {
         anyhow::bail!("give a machine config (e.g. configs/rv32im.toml) and optionally a program, or --model DIR PROGRAM");
@@ -62,7 +59,7 @@ pub fn run(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
     })
 }
 
-fn run_checkpoint(a: Args) -> anyhow::Result<std::process::ExitCode> {
+fn run_checkpoint(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
     let model_dir = a.model.clone().expect("checked by the caller");
     let [program] = &a.inputs[..] else {
         anyhow::bail!("--model DIR takes one PROGRAM (an ELF for rv32im checkpoints, else a raw image), got {} arguments", a.inputs.len());
@@ -73,11 +70,15 @@ fn run_checkpoint(a: Args) -> anyhow::Result<std::process::ExitCode> {
         if a.print_outputs || a.base != 0 {
             anyhow::bail!("--print-outputs and --base apply to raw images; an rv32im checkpoint runs an ELF linked at its RAM base");
         }
-        return crate::rv32::run_checkpoint(&model_dir, program, a.max_steps, a.trace.clone(), !a.no_progress);
+        return crate::rv32::run_checkpoint(&model_dir, program, a.max_steps, a.trace.clone(), !a.no_progress, bench);
     }
     let max_steps = a.max_steps.unwrap_or(1_000_000);
+    let t_load = std::time::Instant::now();
     let (config, weights, manifest) = load(&model_dir)?;
+    let load_s = t_load.elapsed().as_secs_f64();
     let model = SparseModel::new(&config, &weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
+    drop(weights);
+    let build_s = t_load.elapsed().as_secs_f64() - load_s;
     let bytes = std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
     let mem = manifest.memories.get(manifest.program_memory as usize).context("the manifest names no program memory")?;
     let wb = mem.word_width.div_ceil(8) as usize;
@@ -94,6 +95,30 @@ fn run_checkpoint(a: Args) -> anyhow::Result<std::process::ExitCode> {
         }
     }
     let n = out.trace.prompt.len() + out.trace.generated.len();
+    if let Some(p) = &a.trace {
+        std::fs::write(p, serde_json::to_string(&out.trace)?).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if bench {
+        let figures = serde_json::json!({
+            "machine": manifest.machine,
+            "layers": manifest.report.layers,
+            "hidden_size": manifest.report.hidden_size,
+            "parameters": manifest.report.parameters,
+            "nonzero_weights": model.nonzero_weights(),
+            "weave_ms": manifest.report.weave_ms,
+            "load_s": load_s,
+            "executor_build_s": build_s,
+            "prompt_tokens": out.trace.prompt.len(),
+            "generated_tokens": out.trace.generated.len(),
+            "steps": out.steps,
+            "halted": out.halted,
+            "decode_s": dt,
+            "tokens_per_s": n as f64 / dt,
+            "peak_rss_bytes": crate::bench::proc_status_bytes("VmHWM:"),
+        });
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
     eprintln!(
         "{}: {} steps, {} generated tokens ({} prompt), {}, {:.0} tokens/s (sparse executor)",
         manifest.machine,
@@ -103,8 +128,5 @@ fn run_checkpoint(a: Args) -> anyhow::Result<std::process::ExitCode> {
         if out.halted { "halted" } else { "step limit" },
         n as f64 / dt
     );
-    if let Some(p) = &a.trace {
-        std::fs::write(p, serde_json::to_string(&out.trace)?).with_context(|| format!("writing {}", p.display()))?;
-    }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -353,7 +353,7 @@ pub(crate) fn drive(model: &SparseModel, h: &HostView, image: &ProgramImage, opt
 /// DIR`): the RAM geometry comes from the checkpoint's manifest (memory `RAM` of words, or byte lanes
 /// `RAM0..RAM3`), the RAM base from the ELF's entry point (the machine starts at the RAM base), and the run
 /// is the same decode loop as `loom run CONFIG`: only the manifest and the weights, no circuit, no interpreter.
-pub(crate) fn run_checkpoint(dir: &Path, program: &Path, max_steps: Option<usize>, trace: Option<PathBuf>, progress: bool) -> Result<ExitCode> {
+pub(crate) fn run_checkpoint(dir: &Path, program: &Path, max_steps: Option<usize>, trace: Option<PathBuf>, progress: bool, bench: bool) -> Result<ExitCode> {
     let elf = std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
     let entry = isa_rv32im::parse_elf(&elf).with_context(|| program.display().to_string())?.entry;
     let t0 = Instant::now();
@@ -373,14 +373,16 @@ pub(crate) fn run_checkpoint(dir: &Path, program: &Path, max_steps: Option<usize
     drop(weights);
     let build_s = t0.elapsed().as_secs_f64() - load_s;
     let rep = &manifest.report;
-    eprintln!(
+    if !bench {
+        eprintln!(
         "{} from {}: {} layers, hidden {}, {} KiB RAM at {entry:#x}; loaded in {load_s:.1} s, executor ready in {build_s:.1} s",
         rep.machine,
         dir.display(),
         rep.layers,
         rep.hidden_size,
-        ram_size / 1024
-    );
+            ram_size / 1024
+        );
+    }
     let host = HostView {
         proto: &manifest.protocol,
         machine: manifest.machine.clone(),
@@ -389,6 +391,6 @@ pub(crate) fn run_checkpoint(dir: &Path, program: &Path, max_steps: Option<usize
         memories: mems.len(),
         report: manifest.report.clone(),
     };
-    let r = Rv32Run { config: dir, program: Some(program), max_steps, trace, progress, bench: false };
+    let r = Rv32Run { config: dir, program: Some(program), max_steps, trace, progress, bench };
     drive(&model, &host, &image, &opts, &program.display().to_string(), max_steps.unwrap_or(100_000_000), &r, (load_s, build_s))
 }

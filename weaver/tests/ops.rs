@@ -31,7 +31,7 @@ fn check(d: &MachineDesc, pairs: impl Iterator<Item = (u64, u64)>) -> usize {
     let r_fields: Vec<usize> = proto.step_fields.iter().enumerate().filter(|(_, f)| matches!(proto.fields[**f as usize].role, isa_api::FieldRole::RegNext { reg: 2, .. })).map(|(k, _)| k).collect();
     let mut n = 0;
     for (a, b) in pairs {
-        let st = MachineState { regs: vec![a, b, 0], mems: vec![] };
+        let st = MachineState { regs: vec![a, b, 0], mems: vec![], inputs: vec![] };
         let want = *eval_nodes(d, &st).last().unwrap();
         let v = net
             .eval(&|_, src| match src {
