@@ -62,3 +62,29 @@ fn bad_inputs_give_clear_errors() {
     fails_with(&["--prompt-ids", "1,500", "--max-new-tokens", "2"], &good, &["500", "vocabulary"]);
     fails_with(&["--prompt-ids", "1", "--backend", "cuda"], &good, &["unknown backend"]);
 }
+
+/// `loom weave` + `loom bench-run --model DIR PROGRAM`: the benchmark of any woven checkpoint prints its
+/// figures as JSON, and its `--trace` equals the reference evaluator's trace.
+#[test]
+fn bench_run_measures_a_woven_checkpoint() {
+    let dir = scratch("bench-acc8");
+    let model = dir.join("acc8");
+    let out = loom().current_dir(repo()).args(["weave", "configs/acc8.toml", "--out"]).arg(&model).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let prog = isa_api::examples::acc8_stress_program(1);
+    let bin = dir.join("prog.bin");
+    std::fs::write(&bin, &prog).unwrap();
+    let trace = dir.join("t.json");
+    let out = loom().args(["bench-run", "--model"]).arg(&model).arg(&bin).args(["--max-steps", "300", "--trace"]).arg(&trace).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((j["machine"].as_str(), j["steps"].as_u64(), j["halted"].as_bool()), (Some("acc8"), Some(300), Some(false)));
+    assert!(j["tokens_per_s"].as_f64().unwrap() > 0.0 && j["peak_rss_bytes"].as_u64().unwrap() > 0);
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let generated: Vec<u32> = t["generated"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+    assert_eq!(j["generated_tokens"].as_u64(), Some(generated.len() as u64));
+    let mut r = isa_api::Reference::new(isa_api::examples::acc8());
+    r.load(0, 0, &prog.iter().map(|b| *b as u64).collect::<Vec<_>>());
+    assert_eq!(generated, r.run(300));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
