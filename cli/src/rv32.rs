@@ -150,6 +150,7 @@ pub fn run(r: Rv32Run) -> Result<ExitCode> {
         registers: desc.registers.iter().map(|r| r.name.clone()).collect(),
         ports: desc.ports.iter().map(|p| p.name.clone()).collect(),
         memories: desc.memories.len(),
+        micro_step: desc.micro_step,
         report: woven.report.clone(),
     };
     let timing = (weave_s, build_s);
@@ -164,6 +165,8 @@ pub(crate) struct HostView<'a> {
     pub registers: Vec<String>,
     pub ports: Vec<String>,
     pub memories: usize,
+    /// The micro-step register (a step retired an instruction iff it is 0 after it).
+    pub micro_step: Option<u32>,
     pub report: weaver::Report,
 }
 
@@ -176,7 +179,11 @@ pub(crate) fn drive(model: &SparseModel, h: &HostView, image: &ProgramImage, opt
     let port = |n: &str| field_index(&h.machine, "port", h.ports.iter().cloned(), n);
     let regi = |n: &str| field_index(&h.machine, "register", h.registers.iter().cloned(), n);
     let (p_out, p_exit, p_fault) = (port("OUT")?, port("EXIT")?, port("FAULT")?);
-    let (r_pc, r_busy) = (regi("PC")?, regi("BUSY")?);
+    let r_pc = regi("PC")?;
+    let r_busy = match h.micro_step {
+        Some(r) => r,
+        None => regi("BUSY")?,
+    };
     let prompt = image.prompt(proto);
 
     // Host-side view of the trace: this step's field values, the instruction count, RAM (for the fault report).
@@ -389,6 +396,7 @@ pub(crate) fn run_checkpoint(dir: &Path, program: &Path, max_steps: Option<usize
         registers: manifest.registers.iter().map(|r| r.name.clone()).collect(),
         ports: manifest.ports.iter().map(|p| p.name.clone()).collect(),
         memories: mems.len(),
+        micro_step: manifest.micro_step,
         report: manifest.report.clone(),
     };
     let r = Rv32Run { config: dir, program: Some(program), max_steps, trace, progress, bench };

@@ -320,6 +320,12 @@ mod tests {
         assert!(m.validate().unwrap_err().to_string().contains("IO ranges B and C overlap"));
         m.io_ranges = vec![crate::IoRange { read_port: Some(7), ..range("D", 0) }];
         assert!(m.validate().unwrap_err().to_string().contains("IO range D names a port that does not exist"));
+        // the micro-step register must exist
+        let mut m = crate::examples::io8(5);
+        m.micro_step = Some(1);
+        m.validate().unwrap();
+        m.micro_step = Some(2);
+        assert!(m.validate().unwrap_err().to_string().contains("micro_step names register 2"));
     }
 
     #[test]

@@ -72,6 +72,12 @@ pub struct MachineDesc {
     /// Memory-mapped IO ranges (see [`IoRange`]).
     #[serde(default)]
     pub io_ranges: Vec<IoRange>,
+    /// Multi-step (micro-coded) instructions, for whatever one forward pass cannot finish: the register
+    /// that sequences them. A step retires an instruction iff this register is 0 after it, so a host counts
+    /// instructions (and a lockstep check knows when to compare) without knowing the ISA. The circuit keeps
+    /// its micro-state in registers and memory rows like any state; each micro-step is one machine step.
+    #[serde(default)]
+    pub micro_step: Option<u32>,
     pub circuit: Circuit,
     /// Bits per trace token value (1..=16): wider fields are split into chunks, low chunk first.
     #[serde(default = "default_chunk")]
@@ -92,7 +98,7 @@ pub enum DescError {
 impl MachineDesc {
     /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
     pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
-        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), circuit, chunk_bits: 8 }
+        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None, circuit, chunk_bits: 8 }
     }
 
     /// The same machine with input ports `inputs`.
@@ -292,6 +298,9 @@ impl MachineDesc {
             if node(h, "halt")? != 1 {
                 return Err(bad("halt must be a 1-bit node".into()));
             }
+        }
+        if let Some(r) = self.micro_step.filter(|r| *r as usize >= self.registers.len()) {
+            return Err(bad(format!("micro_step names register {r}, which does not exist")));
         }
         for (i, r) in self.io_ranges.iter().enumerate() {
             let out_ok = |p: Option<u32>| p.is_none_or(|p| (p as usize) < self.ports.len());

@@ -1051,7 +1051,8 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         ],
         s.b.circuit.clone(),
     );
-    Ok(desc)
+    // BUSY sequences the micro-coded instructions (DIV/REM, write(2), word-crossing accesses).
+    Ok(MachineDesc { micro_step: Some(reg::BUSY), ..desc })
 }
 
 /// RAM bytes (from the RAM base) as the words of the machine's RAM memories, in memory order from

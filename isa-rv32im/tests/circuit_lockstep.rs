@@ -41,6 +41,7 @@ fn machine_is_valid_for_both_ram_sizes_and_rejects_bad_geometry() {
     for o in [opts(), Rv32MachineOptions::ram_256k(), words(opts()), words(Rv32MachineOptions::ram_256k())] {
         let d = rv32im_machine(&o).unwrap();
         d.validate().unwrap();
+        assert_eq!(d.micro_step, Some(isa_rv32im::circuit::reg::BUSY), "BUSY sequences micro-coded instructions");
         let p = isa_api::Protocol::of(&d);
         // PC (2) + BUSY (1) + X write (1 + 4) + 4 lanes (2 + 1) or one word memory (2 + 4) + OUT + EXIT +
         // FAULT (code and address: 5 chunks, one NONE when silent) + STEP.

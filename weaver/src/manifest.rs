@@ -20,6 +20,12 @@ pub struct Manifest {
     pub ports: Vec<PortDesc>,
     /// Memory a program file is loaded into (memory 0).
     pub program_memory: u32,
+    /// Input ports the host drives ([`MachineDesc::inputs`]).
+    #[serde(default)]
+    pub inputs: Vec<PortDesc>,
+    /// The micro-step register: a step retires an instruction iff it is 0 after it ([`MachineDesc::micro_step`]).
+    #[serde(default)]
+    pub micro_step: Option<u32>,
     pub protocol: Protocol,
     pub report: Report,
 }
@@ -34,6 +40,8 @@ impl Manifest {
             memories: d.memories.clone(),
             ports: d.ports.clone(),
             program_memory: 0,
+            inputs: d.inputs.clone(),
+            micro_step: d.micro_step,
             protocol: p.clone(),
             report: r.clone(),
         }
