@@ -155,7 +155,7 @@ impl Geometry {
             over.push(format!("linear_value_head_dim {} must be a multiple of 4", target.dv));
         }
         if self.attention_interval != target.attention_interval {
-            over.push(format!("full_attention_interval {} was scheduled for but the target has {} (weaver bug)", self.attention_interval, target.attention_interval));
+            over.push(format!("full_attention_interval {} was not scheduled (the target's other dimensions are invalid)", target.attention_interval));
         }
         let layers = if target.layers == 0 { self.layers } else { target.layers };
         if over.is_empty() { Ok(Geometry { layers, ..*target }) } else { Err(WeaveError::Overflow(over.join("; "))) }
@@ -229,7 +229,9 @@ pub fn const_heads(net: &Netlist) -> Vec<usize> {
 /// The schedule's [`Mixers`] for a target geometry (or none: the minimal geometry).
 pub fn mixers(desc: &isa_api::MachineDesc, fit: Option<&Geometry>) -> Mixers {
     match fit {
-        Some(t) if t.key_heads > 0 && t.value_heads >= t.key_heads => Mixers {
+        // A target the fit will reject anyway (see `Geometry::fit`) is scheduled as the minimal geometry, so the
+        // error names it instead of the schedule spreading reads over a bad shape.
+        Some(t) if t.key_heads > 0 && t.value_heads >= t.key_heads && crate::numerics::value_scale(t.dk).is_some() => Mixers {
             dk: t.dk,
             value_heads: t.value_heads,
             key_heads: t.key_heads,
@@ -577,6 +579,9 @@ mod tests {
         bad.dk = 96;
         let e = w.allocation.geometry.fit(&bad).unwrap_err().to_string();
         assert!(e.contains("linear_key_head_dim 96 must be a power of two"), "{e}");
+        // an invalid target is scheduled as the minimal geometry and then named, not spread over
+        let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(Geometry { dk: 0, attention_interval: 4, ..t }), attention_layer: false }).unwrap_err().to_string();
+        assert!(e.contains("linear_key_head_dim 0 must be a power of two") && e.contains("full_attention_interval 4 was not scheduled"), "{e}");
         bad = t;
         bad.hidden -= 4;
         let e = w.allocation.geometry.fit(&bad).unwrap_err().to_string();
