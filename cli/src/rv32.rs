@@ -60,21 +60,10 @@ pub(crate) fn machine(cfg: &Rv32Config, opts: &Rv32MachineOptions, config_path: 
 /// shape; missing fields keep the minimal value). `attention_layer`: include an inert full-attention layer
 /// (checkpoints for transformers need one; a fitted geometry's attention interval already gives them).
 pub(crate) fn weave_options(cfg: &Rv32Config, desc: &MachineDesc, attention_layer: bool) -> Result<weaver::WeaveOptions> {
-    let Some(g) = cfg.geometry else { return Ok(weaver::WeaveOptions { fit: None, attention_layer }) };
+    let Some(t) = &cfg.geometry else { return Ok(weaver::WeaveOptions { fit: None, attention_layer }) };
+    let g = weaver::export::GeometryConfig::from_table(t)?;
     let (_, _, _, minimal) = weaver::plan(desc, &weaver::WeaveOptions::default())?;
-    let m = minimal.geometry;
-    let fit = weaver::Geometry {
-        layers: g.layers.unwrap_or(0),
-        hidden: g.hidden.unwrap_or(m.hidden),
-        intermediate: g.intermediate.unwrap_or(m.intermediate),
-        key_heads: g.key_heads.unwrap_or(m.key_heads),
-        value_heads: g.value_heads.unwrap_or(m.value_heads),
-        dk: g.dk.unwrap_or(m.dk),
-        dv: g.dv.unwrap_or(m.dv),
-        vocab: m.vocab,
-        attention_interval: g.attention_interval.unwrap_or(0),
-    };
-    Ok(weaver::WeaveOptions { fit: Some(fit), attention_layer })
+    Ok(weaver::WeaveOptions { fit: Some(g.target(&minimal.geometry)), attention_layer })
 }
 
 fn field_index(machine: &str, what: &str, names: impl Iterator<Item = String>, name: &str) -> Result<u32> {

@@ -105,11 +105,17 @@ fn bad_inputs_are_named_before_weaving() {
     std::fs::write(&cfg, "[machine]\nisa = \"rv32im\"\n[run]\nbackend = \"ndarray\"\n").unwrap();
     let simt = dir.join("simt.toml");
     std::fs::write(&simt, "[machine]\nisa = \"simt4\"\n").unwrap();
+    let typo = dir.join("typo.toml");
+    std::fs::write(&typo, "[machine]\nisa = \"rv32im\"\n[geometry]\nhiden = 4096\n").unwrap();
+    let small = dir.join("small.toml");
+    std::fs::write(&small, "[machine]\nisa = \"rv32im\"\n[geometry]\nhidden = 64\nlayers = 4\n").unwrap();
     let cases: Vec<(Vec<&std::ffi::OsStr>, &str)> = vec![
         (vec!["configs/rv32im.toml".as_ref(), junk.as_os_str()], "not an ELF file"),
         (vec!["configs/missing.toml".as_ref()], "configs/missing.toml"),
         (vec![cfg.as_os_str()], "backend"),
         (vec![simt.as_os_str()], "simt4"),
+        (vec![typo.as_os_str()], "unknown field `hiden`"),
+        (vec![small.as_os_str()], "hidden_size needs"),
         (vec![], "give a machine config"),
     ];
     for (args, needle) in cases {

@@ -44,6 +44,28 @@ pub struct GeometryConfig {
     pub attention_interval: Option<usize>,
 }
 
+impl GeometryConfig {
+    /// Read a `[geometry]` table (an rv32im config keeps it as a TOML table); unknown fields are errors.
+    pub fn from_table(t: &toml::Table) -> Result<Self, WeaveError> {
+        toml::Value::Table(t.clone()).try_into().map_err(|e| WeaveError::Other(format!("[geometry]: {e}")))
+    }
+
+    /// The target geometry: these fields over the minimal geometry `m` (`layers` missing: as many as needed).
+    pub fn target(&self, m: &Geometry) -> Geometry {
+        Geometry {
+            layers: self.layers.unwrap_or(0),
+            hidden: self.hidden.unwrap_or(m.hidden),
+            intermediate: self.intermediate.unwrap_or(m.intermediate),
+            key_heads: self.key_heads.unwrap_or(m.key_heads),
+            value_heads: self.value_heads.unwrap_or(m.value_heads),
+            dk: self.dk.unwrap_or(m.dk),
+            dv: self.dv.unwrap_or(m.dv),
+            vocab: self.vocab.unwrap_or(m.vocab),
+            attention_interval: self.attention_interval.unwrap_or(m.attention_interval),
+        }
+    }
+}
+
 /// A machine config file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,18 +131,7 @@ impl MachineConfig {
     pub fn weave(&self, desc: &MachineDesc) -> Result<Woven, WeaveError> {
         let minimal = weave(desc, &WeaveOptions { fit: None, attention_layer: self.hf_compatible })?;
         let Some(g) = &self.geometry else { return Ok(minimal) };
-        let m = minimal.allocation.geometry;
-        let target = Geometry {
-            layers: g.layers.unwrap_or(0),
-            hidden: g.hidden.unwrap_or(m.hidden),
-            intermediate: g.intermediate.unwrap_or(m.intermediate),
-            key_heads: g.key_heads.unwrap_or(m.key_heads),
-            value_heads: g.value_heads.unwrap_or(m.value_heads),
-            dk: g.dk.unwrap_or(m.dk),
-            dv: g.dv.unwrap_or(m.dv),
-            vocab: g.vocab.unwrap_or(m.vocab),
-            attention_interval: g.attention_interval.unwrap_or(m.attention_interval),
-        };
+        let target = g.target(&minimal.allocation.geometry);
         weave(desc, &WeaveOptions { fit: Some(target), attention_layer: self.hf_compatible })
     }
 }
