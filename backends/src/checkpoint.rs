@@ -284,6 +284,64 @@ impl Checkpoint {
     }
 }
 
+/// Where the burn model reads its weights from: a checkpoint directory, or a model held in memory (a woven
+/// machine before it is saved). Tensors by canonical name, as f32.
+pub trait TensorSource {
+    /// The model's config.
+    fn config(&self) -> &Qwen35Config;
+    /// One tensor in its stored layout.
+    fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError>;
+    /// A 2-D tensor `[rows, cols]` transposed to `[cols, rows]`.
+    fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError>;
+}
+
+impl TensorSource for Checkpoint {
+    fn config(&self) -> &Qwen35Config {
+        Checkpoint::config(self)
+    }
+    fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        Checkpoint::tensor(self, name)
+    }
+    fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        Checkpoint::tensor_transposed(self, name)
+    }
+}
+
+/// A model in memory: its config and weights (named as `Qwen3_5ForCausalLM` names them).
+pub struct InMemory<'a> {
+    pub config: &'a Qwen35Config,
+    pub weights: &'a WeightMap,
+}
+
+impl InMemory<'_> {
+    fn get(&self, name: &str) -> Result<&HostTensor, CheckpointError> {
+        self.weights.get(name).ok_or_else(|| CheckpointError::Missing { path: "(model in memory)".into(), name: name.into() })
+    }
+}
+
+impl TensorSource for InMemory<'_> {
+    fn config(&self) -> &Qwen35Config {
+        self.config
+    }
+    fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        self.get(name).cloned()
+    }
+    fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        let t = self.get(name)?;
+        if t.shape.len() != 2 {
+            return Err(CheckpointError::Shape { path: "(model in memory)".into(), name: name.into(), found: t.shape.clone(), expected: vec![0, 0] });
+        }
+        let (r, c) = (t.shape[0], t.shape[1]);
+        let mut out = vec![0f32; r * c];
+        for i in 0..r {
+            for j in 0..c {
+                out[j * r + i] = t.data[i * c + j];
+            }
+        }
+        Ok(HostTensor::new(vec![c, r], out))
+    }
+}
+
 /// Drop the whole pages inside `[start, end)` of a read-only file mapping from this process's resident set.
 fn release_pages(mmap: &Mmap, start: usize, end: usize) {
     const PAGE: usize = 4096;

@@ -4,8 +4,11 @@
 //! - [`tensor`]: host tensors and weight maps.
 //! - [`checkpoint`]: checkpoint directories (config + safetensors), reading and writing.
 //! - [`random`]: deterministic random checkpoints (the bundled tiny model, the benchmark's big one).
+//! - [`executor`]: the one executor interface ([`Executor`], [`Session`], [`ExecutorKind`]).
+//! - [`sparse`]: the sparse CPU executor.
 //! - [`model`] (feature `burn`): the Qwen3.5 text model in burn on ndarray, flex or wgpu.
 pub mod config;
+pub mod executor;
 pub mod sparse;
 pub mod tensor;
 pub mod checkpoint;
@@ -15,4 +18,5 @@ pub mod model;
 
 pub use config::{LayerType, Qwen35Config};
 pub use tensor::{HostTensor, WeightMap};
-pub use checkpoint::{save_checkpoint, Checkpoint, CheckpointError};
+pub use checkpoint::{save_checkpoint, Checkpoint, CheckpointError, InMemory, TensorSource};
+pub use executor::{ExecError, Executor, ExecutorKind, Session};

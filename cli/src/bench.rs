@@ -3,8 +3,7 @@
 
 use crate::generate::parse_ids;
 use anyhow::Result;
-use backends::model::{argmax, BackendKind, Logits, Qwen35Model};
-use backends::Checkpoint;
+use backends::ExecutorKind;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,9 +18,9 @@ pub struct Args {
     /// Tokens to decode (timed one by one after the prefill).
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
-    /// burn backend: flex (default), ndarray or wgpu.
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
+    /// Executor: flex (default), ndarray, wgpu (dense burn) or sparse.
+    #[arg(long, alias = "backend", default_value = "flex")]
+    pub executor: String,
 }
 
 /// A `kB` field of /proc/self/status (`VmHWM`, `VmRSS`), in bytes; `None` where /proc is absent.
@@ -35,33 +34,27 @@ pub fn proc_status_bytes(field: &str) -> Option<u64> {
 pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
     anyhow::ensure!(a.max_new_tokens > 0, "--max-new-tokens must be positive");
-    let backend = BackendKind::parse(&a.backend)?;
-    let device = backend.device()?;
     let t0 = Instant::now();
-    let ck = Checkpoint::open(&a.model)?;
-    let params = ck.config().parameter_count();
-    let model = Qwen35Model::load(&ck, &device)?;
-    drop(ck);
+    let ex = backends::executor::open(ExecutorKind::parse(&a.executor)?, &a.model)?;
+    let params = ex.config().parameter_count();
     let load_s = t0.elapsed().as_secs_f64();
 
-    let mut state = model.new_state(1);
+    let mut session = ex.session();
     let t1 = Instant::now();
-    let mut logits = model.forward(&[ids.clone()], &mut state, Logits::Last, false)?.logits;
-    let mut next = argmax(&logits.into_data().try_to_vec::<f32>().map_err(|e| anyhow::anyhow!("{e:?}"))?);
+    let mut next = backends::sparse::argmax(&session.prefill(&ids)?);
     let prefill_s = t1.elapsed().as_secs_f64();
 
     let t2 = Instant::now();
     let mut generated = vec![next];
     for _ in 1..a.max_new_tokens {
-        logits = model.forward(&[vec![next]], &mut state, Logits::Last, false)?.logits;
-        next = argmax(&logits.into_data().try_to_vec::<f32>().map_err(|e| anyhow::anyhow!("{e:?}"))?);
+        next = session.step_argmax(next)?;
         generated.push(next);
     }
     let decode_s = t2.elapsed().as_secs_f64();
     let decoded = a.max_new_tokens - 1;
     let report = serde_json::json!({
         "model": a.model.display().to_string(),
-        "backend": backend.name(),
+        "executor": a.executor,
         "parameters": params,
         "prompt_tokens": ids.len(),
         "load_s": load_s,

@@ -1,8 +1,7 @@
 //! `loom generate`: greedy decoding with the burn model.
 
 use anyhow::{Context, Result};
-use backends::model::{BackendKind, Qwen35Model};
-use backends::Checkpoint;
+use backends::ExecutorKind;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -16,9 +15,9 @@ pub struct Args {
     /// Number of tokens to generate.
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
-    /// burn backend: flex (default), ndarray or wgpu.
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
+    /// Executor: flex (default), ndarray, wgpu (dense burn) or sparse.
+    #[arg(long, alias = "backend", default_value = "flex")]
+    pub executor: String,
     /// Write the logits of the generated positions ([N, vocab], f32, tensor `logits`) as safetensors.
     #[arg(long)]
     pub logits_out: Option<PathBuf>,
@@ -40,17 +39,42 @@ pub fn parse_ids(s: &str) -> Result<Vec<u32>> {
 
 pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
-    let backend = BackendKind::parse(&a.backend)?;
-    let device = backend.device()?;
-    let ck = Checkpoint::open(&a.model)?;
-    let model = Qwen35Model::load(&ck, &device)?;
-    drop(ck);
-    let (generated, logits) = model.generate(&ids, a.max_new_tokens, a.prefill == "stepwise")?;
+    let ex = backends::executor::open(ExecutorKind::parse(&a.executor)?, &a.model)?;
+    let vocab = ex.config().vocab_size;
+    if let Some(bad) = ids.iter().find(|t| **t as usize >= vocab) {
+        anyhow::bail!("--prompt-ids: token id {bad} is outside the vocabulary (size {vocab})");
+    }
+    let (generated, logits) = generate(ex.as_ref(), &ids, a.max_new_tokens, a.prefill == "stepwise")?;
     if let Some(path) = &a.logits_out {
-        write_logits(path, &logits, model.config().vocab_size)?;
+        write_logits(path, &logits, vocab)?;
     }
     println!("{}", serde_json::json!({ "generated": generated }));
     Ok(())
+}
+
+/// Greedy decoding on any executor: prefill `prompt` (in one block, or token by token when `stepwise`), then
+/// `new_tokens` tokens; returns them and the logits each was chosen from.
+pub fn generate(ex: &dyn backends::Executor, prompt: &[u32], new_tokens: usize, stepwise: bool) -> Result<(Vec<u32>, Vec<Vec<f32>>)> {
+    let mut s = ex.session();
+    let mut row = if stepwise {
+        let mut last = None;
+        for &t in prompt {
+            last = Some(s.step(t)?);
+        }
+        last.context("empty prompt")?
+    } else {
+        s.prefill(prompt)?
+    };
+    let (mut out, mut logits) = (Vec::with_capacity(new_tokens), Vec::with_capacity(new_tokens));
+    for i in 0..new_tokens {
+        let next = backends::sparse::argmax(&row);
+        out.push(next);
+        logits.push(std::mem::take(&mut row));
+        if i + 1 < new_tokens {
+            row = s.step(next)?;
+        }
+    }
+    Ok((out, logits))
 }
 
 /// Save `rows` (N rows of `vocab` f32) as safetensors with one tensor `logits` `[N, vocab]`.

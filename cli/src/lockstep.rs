@@ -1,128 +1,112 @@
-//! `loom lockstep CONFIG [PROGRAM.elf ...]`: the woven RV32IM+Zba machine against the reference interpreter.
+//! `loom lockstep CONFIG [PROGRAM ...]`: any machine on its executor, each trace replayed against the
+//! machine's references.
 //!
-//! The machine is woven once; each program runs on the sparse executor exactly as `loom run` runs it (load
-//! tokens, then the circuit-free decode loop). Its generated trace is then replayed against the interpreter
-//! ([`isa_rv32im::circuit_lockstep::trace_lockstep`]): after every retired instruction the trace's pc and
-//! x0..x31 (rebuilt from its register-file writes) must equal the interpreter's, and console bytes, exit
-//! status and faults must agree. The interpreter only checks the finished trace; it never drives the model.
-//! (The interpreter itself is checked against qemu-riscv32 by `rv32-lockstep`.)
+//! The machine is woven once; each program runs exactly as `loom run` runs it (load tokens, the circuit-free
+//! decode loop, the machine's host devices). The finished trace is then replayed
+//! - on the machine's reference evaluator ([`isa_api::lockstep::replay`]): every generated position must equal
+//!   the token the circuit's reference computes (injected inputs applied alike), and
+//! - where the machine has one, on its independent reference ([`isa_api::Machine::check_trace`]; RV32: the
+//!   interpreter, after every retired instruction pc and x0..x31, console bytes, exit status and faults).
+//! The references only check the finished trace; they never drive the model.
 //!
 //! Prints one line per program and the total; exits 1 on any disagreement.
 
+use crate::run::{open_config, run_program, weave_config};
 use anyhow::{Context, Result};
-use backends::sparse::SparseModel;
-use indicatif::{ProgressBar, ProgressStyle};
-use isa_rv32im::circuit_lockstep::{LockstepEnd, trace_lockstep};
-use isa_rv32im::examples::EXAMPLES;
-use isa_rv32im::program::ProgramImage;
+use backends::ExecutorKind;
+use isa_api::front::{Program, RunEnd};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use weaver::host;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A machine config (configs/rv32im.toml).
+    /// A machine config (configs/rv32im.toml, configs/acc8.toml, ...).
     pub config: PathBuf,
-    /// ELF32 programs (default: the built-in examples, or those `--examples` names).
+    /// Programs (default: the machine's built-in examples, or those `--examples` names).
     pub programs: Vec<PathBuf>,
-    /// Built-in examples to run, comma-separated (hello, sort, crc32, sha256, sieve, bignum, printf, zba,
-    /// muldiv, isa_selftest, demo).
+    /// Built-in examples to run, comma-separated (rv32im: hello, sort, crc32, sha256, sieve, bignum, printf,
+    /// zba, muldiv, isa_selftest, demo).
     #[arg(long, value_delimiter = ',')]
     pub examples: Vec<String>,
-    /// Bound on machine steps per program (the comparison covers the instructions retired until then).
+    /// Executor (default: the config's `[run] executor`).
+    #[arg(long)]
+    pub executor: Option<ExecutorKind>,
+    /// Bound on machine steps per program (the comparison covers the steps run until then).
     #[arg(long)]
     pub max_steps: Option<usize>,
 }
 
 /// Run the lockstep; returns the exit status.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let cfg = crate::rv32::sparse_config(&a.config)?;
-    let opts = cfg.options();
-    // (name, ELF bytes, expected console for built-in examples)
-    let mut programs: Vec<(String, Vec<u8>, Option<&'static [u8]>)> = Vec::new();
-    for p in &a.programs {
-        programs.push((p.display().to_string(), std::fs::read(p).with_context(|| format!("reading {}", p.display()))?, None));
-    }
+    let (cfg, machine) = open_config(&a.config)?;
+    let mut programs: Vec<Program> = a.programs.iter().map(|p| Program::from_file(p)).collect::<Result<_, _>>()?;
     for n in &a.examples {
-        let e = isa_rv32im::examples::example(n).with_context(|| {
-            format!("no built-in example {n:?} (there are: {})", EXAMPLES.iter().map(|e| e.name).collect::<Vec<_>>().join(", "))
-        })?;
-        programs.push((e.name.to_string(), e.elf.to_vec(), Some(e.expected_stdout)));
+        let names: Vec<String> = machine.examples().into_iter().map(|p| p.name).collect();
+        programs.push(machine.example(n).with_context(|| format!("no built-in example {n:?} (there are: {})", names.join(", ")))?);
     }
     if programs.is_empty() {
-        programs = EXAMPLES.iter().map(|e| (e.name.to_string(), e.elf.to_vec(), Some(e.expected_stdout))).collect();
+        programs = machine.examples();
     }
-    let images = programs
-        .iter()
-        .map(|(n, elf, _)| ProgramImage::from_elf(elf, &opts).with_context(|| n.clone()))
-        .collect::<Result<Vec<_>>>()?;
-    let desc = crate::rv32::machine(&cfg, &opts, &a.config)?;
+    anyhow::ensure!(!programs.is_empty(), "{}: the machine has no built-in programs: give a PROGRAM", cfg.origin);
+    let images = programs.iter().map(|p| machine.load(p)).collect::<Result<Vec<_>, _>>()?;
     let t0 = Instant::now();
-    let woven = weaver::weave(&desc, &crate::rv32::weave_options(&cfg, &desc, false)?)?;
-    let model = SparseModel::new(&woven.config, &woven.weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
-    drop(woven.weights);
-    let proto = &woven.protocol;
-    eprintln!("rv32im {} KiB woven and executor built in {:.1} s", opts.ram_size / 1024, t0.elapsed().as_secs_f64());
-    let max_steps = a.max_steps.unwrap_or(cfg.run.max_steps.min(usize::MAX as u64) as usize);
-    println!("{:<14} {:>12} {:>10} {:>12} {:>10} {:>9} {:>8} {:>9}", "program", "instructions", "steps", "tokens", "mismatches", "end", "console", "seconds");
-    let (mut total, mut bad, mut total_tokens) = (0u64, 0usize, 0usize);
+    let l = weave_config(&cfg, machine, a.executor, true)?;
+    eprintln!("{} {} woven and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.executor.kind(), t0.elapsed().as_secs_f64());
+    let desc = l.desc.clone().expect("a config run has its description");
+    let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    println!(
+        "{:<14} {:>12} {:>10} {:>12} {:>10} {:>9} {:>8} {:>9} {:>12}",
+        "program", "instructions", "steps", "tokens", "mismatches", "end", "console", "seconds", "positions"
+    );
+    let (mut total, mut bad, mut total_tokens, mut total_positions) = (0u64, 0usize, 0usize, 0usize);
     let t_all = Instant::now();
-    for ((name, elf, expected), image) in programs.iter().zip(&images) {
-        let t1 = Instant::now();
-        let mut st = model.new_state();
-        let prompt = image.prompt(proto);
-        let pb = if std::io::IsTerminal::is_terminal(&std::io::stderr()) { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
-        pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap());
-        let out = host::run_observed(
-            proto,
-            &prompt,
-            max_steps,
-            |t| model.step_argmax(&mut st, t),
-            |ev| {
-                if let host::Event::Step { steps } = ev {
-                    if steps % 64 == 0 {
-                        pb.set_message(format!("{name}: {steps} steps"));
-                        pb.tick();
-                    }
-                }
-            },
-        )
-        .map_err(anyhow::Error::msg)?;
-        pb.finish_and_clear();
-        let secs = t1.elapsed().as_secs_f64();
-        let tokens = out.trace.prompt.len() + out.trace.generated.len();
-        total_tokens += tokens;
-        let cpu = isa_rv32im::load_elf(elf, opts.interp_config()).with_context(|| name.clone())?;
-        match trace_lockstep(proto, &out.trace.generated, cpu, &opts) {
-            Ok(rep) => {
-                total += rep.instructions;
-                let console = match expected {
-                    Some(e) if rep.end != LockstepEnd::Limit && *e != rep.output.as_slice() => {
-                        bad += 1;
-                        "DIFFERS"
-                    }
-                    Some(_) if rep.end != LockstepEnd::Limit => "expected",
-                    _ => "-",
-                };
-                let end = match rep.end {
-                    LockstepEnd::Exit(c) => format!("exit {c}"),
-                    LockstepEnd::Fault(f) => format!("{f:?}"),
-                    LockstepEnd::Limit => "limit".into(),
-                };
-                println!("{name:<14} {:>12} {:>10} {tokens:>12} {:>10} {end:>9} {console:>8} {secs:>9.1}", rep.instructions, rep.steps, 0);
-            }
-            Err(e) => {
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    for (program, image) in programs.iter().zip(&images) {
+        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name))?;
+        total_tokens += r.tokens();
+        let name = &program.name;
+        // The circuit's reference: every generated position.
+        let replay = isa_api::lockstep::replay(&desc, image, &r.out.trace);
+        total_positions += replay.positions;
+        if let Some(m) = &replay.mismatch {
+            bad += 1;
+            println!("{name:<14} MISMATCH with the reference evaluator at generated position {} (step {}): model {}, reference {}", m.position, m.step, m.model, m.reference);
+            continue;
+        }
+        // The machine's independent reference, where it has one.
+        let (instructions, end, console) = match l.machine.check_trace(program, &l.protocol, &r.out.trace) {
+            Some(Ok(c)) => (c.instructions, c.end, c.console),
+            Some(Err(e)) => {
                 bad += 1;
                 println!("{name:<14} MISMATCH: {e}");
+                continue;
             }
-        }
+            None => (replay.instructions, if r.end == RunEnd::Halted { r.finish.summary.clone() } else { "limit".into() }, r.console.clone()),
+        };
+        total += instructions;
+        let console_check = match &program.expected_console {
+            Some(e) if r.end == RunEnd::Halted && *e != console => {
+                bad += 1;
+                "DIFFERS"
+            }
+            Some(_) if r.end == RunEnd::Halted => "expected",
+            _ => "-",
+        };
+        println!(
+            "{name:<14} {instructions:>12} {:>10} {:>12} {:>10} {end:>9} {console_check:>8} {:>9.1} {:>12}",
+            r.out.steps,
+            r.tokens(),
+            0,
+            r.secs,
+            replay.positions
+        );
         let _ = std::io::stdout().flush();
     }
     let secs = t_all.elapsed().as_secs_f64();
     println!(
-        "total: {total} instructions compared (pc and x0..x31 after each), {bad} programs disagreeing; {total_tokens} tokens in {secs:.0} s ({:.0} tokens/s, {:.1} instructions/s)",
+        "total: {total} instructions compared, {total_positions} trace positions equal to the reference evaluator, {bad} programs disagreeing; {total_tokens} tokens in {secs:.0} s ({:.0} tokens/s, {:.1} instructions/s)",
         total_tokens as f64 / secs,
         total as f64 / secs
     );

@@ -6,8 +6,8 @@ mod bench;
 mod generate;
 mod lockstep;
 mod random_model;
+mod registry;
 mod run;
-mod rv32;
 mod weave;
 
 #[derive(Parser)]
@@ -27,15 +27,17 @@ enum Command {
     BenchGenerate(bench::Args),
     /// Weave a machine (TOML config) into a checkpoint directory; prints the report.
     Weave(weave::Args),
-    /// Run a program on a machine: `run configs/rv32im.toml [prog.elf]` weaves the machine and runs the ELF (or
-    /// the built-in demo), printing its console and exiting with its status; `run --model DIR PROGRAM` runs
-    /// a woven checkpoint directory. Host devices only: the instructions run in the weights.
+    /// Run a program on a machine: `run CONFIG [PROGRAM]` weaves the machine the config names and runs the
+    /// program (or the machine's built-in demo), printing its console and exiting with its status;
+    /// `run --model DIR [PROGRAM]` runs a woven checkpoint directory. Host devices only: the instructions run
+    /// in the weights.
     Run(run::Args),
     /// `run` as a benchmark: no console output; prints weave (or load) time, tokens/s, instructions/s, memory
-    /// as JSON. Takes a config or `--model DIR PROGRAM` (any woven checkpoint, e.g. acc8's).
+    /// as JSON. Takes a config or `--model DIR [PROGRAM]`.
     BenchRun(run::Args),
-    /// Run RV32IM programs (default: the built-in examples) on the woven machine and replay each trace against
-    /// the reference interpreter: pc and x0..x31 after every instruction, console and exit status.
+    /// Run programs (default: the machine's built-in examples) on the woven machine and replay each trace
+    /// against the machine's reference evaluator (every position) and, for RV32, the reference interpreter (pc
+    /// and x0..x31 after every instruction, console and exit status).
     Lockstep(lockstep::Args),
 }
 

@@ -1,132 +1,321 @@
-//! `loom run CONFIG [PROGRAM]` weaves the machine a config names and runs a program on it (see [`crate::rv32`]);
-//! `loom run --model DIR PROGRAM` runs a woven machine from its checkpoint directory. The decode loop knows
-//! only the published manifest (token meanings) and the weights: it loads the program through load tokens,
-//! feeds back every generated token and prints the output port. No circuit and no reference interpreter is
-//! reachable from here.
+//! `loom run CONFIG [PROGRAM]` weaves the machine a config names and runs a program on it (or the machine's
+//! built-in demo); `loom run --model DIR [PROGRAM]` runs a woven checkpoint directory. `loom bench-run` is the
+//! same run as a benchmark (JSON figures, no console).
+//!
+//! The decode loop ([`isa_api::host::run_io`]) knows only the published protocol and the executor's next
+//! token; the machine's front supplies the load image and the host devices (console, exit, fault report,
+//! input ports), which read the decoded trace. No circuit and no reference evaluator is reachable from the
+//! loop: the instructions run in the weights.
 
-use anyhow::Context;
-use backends::sparse::SparseModel;
-use std::path::PathBuf;
-use weaver::export::load;
-use weaver::host;
+use crate::registry::MACHINES;
+use anyhow::{Context, Result, bail};
+use backends::{Executor, ExecutorKind};
+use indicatif::{ProgressBar, ProgressStyle};
+use isa_api::front::{Devices, EXIT_STEP_LIMIT, Finish, GenericMachine, LoadImage, Machine, Program, RunEnd};
+use isa_api::host::{self, Event, RunOutcome};
+use isa_api::{MachineDesc, MachineFace, Protocol};
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use weaver::config::Config;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// `CONFIG [PROGRAM.elf]`: a machine config (configs/rv32im.toml) and an ELF32 program (default: the
-    /// built-in demo). With --model: `PROGRAM`, an ELF for an rv32im checkpoint, else a raw image
-    /// (little-endian words of the program memory).
-    #[arg(num_args = 0..=2, value_name = "CONFIG [PROGRAM] | PROGRAM")]
+    /// `CONFIG [PROGRAM]`: a machine config (configs/rv32im.toml, configs/acc8.toml, ...) and a program for it
+    /// (an ELF for rv32im, a raw memory image for the test machines; default: the machine's built-in demo).
+    /// With --model: `[PROGRAM]`.
+    #[arg(num_args = 0..=2, value_name = "CONFIG [PROGRAM] | [PROGRAM]")]
     pub inputs: Vec<PathBuf>,
     /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Load address of the image.
-    #[arg(long, default_value_t = 0)]
-    pub base: u64,
+    /// Executor: sparse, ndarray, flex or wgpu (default: the config's `[run] executor`; sparse with --model).
+    #[arg(long)]
+    pub executor: Option<ExecutorKind>,
     /// Stop after this many machine steps if the machine has not halted (default: the config's
-    /// `max_steps`, or 1,000,000 with --model).
+    /// `max_steps`, or 100,000,000 with --model).
     #[arg(long)]
     pub max_steps: Option<usize>,
     /// Write {"prompt": [...], "generated": [...], "injected": [[i, id], ...]} here.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Print the output port's values (one per line; with --model).
-    #[arg(long)]
-    pub print_outputs: bool,
     /// No progress line on stderr.
     #[arg(long)]
     pub no_progress: bool,
 }
 
-/// `loom run`: dispatch on the form of the arguments; returns the process exit status.
-pub fn run(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
-    if a.model.is_some() {
-        return run_checkpoint(a, bench);
+/// Dense executors hold every woven weight as an f32 tensor; above this many parameters a config run is
+/// refused with a pointer to the sparse executor (a checkpoint run with `--model` is the user's explicit choice).
+const DENSE_PARAMETER_LIMIT: usize = 500_000_000;
+
+/// A machine ready to run: its front, face and protocol, an executor with the woven (or loaded) model.
+pub(crate) struct Loaded {
+    pub machine: Box<dyn Machine>,
+    pub face: MachineFace,
+    /// The description (a config run), for the reference replay of `loom lockstep`.
+    pub desc: Option<MachineDesc>,
+    pub protocol: Protocol,
+    pub report: weaver::Report,
+    pub executor: Box<dyn Executor>,
+    /// Seconds to weave (config) or load (checkpoint), and to build the executor.
+    pub prepare_s: f64,
+    pub build_s: f64,
+    pub from_checkpoint: bool,
+    pub max_steps: usize,
+}
+
+/// Read a config and make its machine (cheap: nothing is woven yet).
+pub(crate) fn open_config(path: &Path) -> Result<(Config, Box<dyn Machine>)> {
+    let cfg = Config::from_file(path)?;
+    let machine = cfg.machine(MACHINES)?;
+    Ok((cfg, machine))
+}
+
+/// Weave the config's machine (no inert attention layer: runs here do not need one) and build the executor.
+pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Option<ExecutorKind>, progress: bool) -> Result<Loaded> {
+    let kind = executor.unwrap_or(cfg.run.executor);
+    let desc = machine.describe()?;
+    let pb = spinner(progress, &format!("weaving {} {}", desc.name, machine.about()));
+    let t0 = Instant::now();
+    let woven = weaver::weave(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer: false })?;
+    let prepare_s = t0.elapsed().as_secs_f64();
+    if kind.is_dense() && woven.report.parameters > DENSE_PARAMETER_LIMIT {
+        bail!(
+            "{}: executor {kind} is a dense burn backend, which holds every woven weight as an f32 tensor ({:.2} G parameters, {:.1} GB \
+             for this machine); run it on executor = \"sparse\", or export it with `loom weave CONFIG --out DIR` and use `loom run --model DIR --executor {kind}`",
+            cfg.origin,
+            woven.report.parameters as f64 / 1e9,
+            woven.report.parameters as f64 * 4e-9
+        );
     }
-    let Some(config) = a.inputs.first() else {
-        anyhow::bail!("give a machine config (e.g. configs/rv32im.toml) and optionally a program, or --model DIR PROGRAM");
-    };
-    if a.print_outputs || a.base != 0 {
-        anyhow::bail!("--print-outputs and --base apply to --model runs");
-    }
-    crate::rv32::run(crate::rv32::Rv32Run {
-        config,
-        program: a.inputs.get(1).map(|p| p.as_path()),
-        max_steps: a.max_steps,
-        trace: a.trace,
-        progress: !a.no_progress,
-        bench,
+    pb.set_message(format!("building the {kind} executor"));
+    let executor = backends::executor::build(kind, &woven.config, &woven.weights)?;
+    drop(woven.weights);
+    let build_s = t0.elapsed().as_secs_f64() - prepare_s;
+    pb.finish_and_clear();
+    Ok(Loaded {
+        machine,
+        face: desc.face.clone(),
+        desc: Some(desc),
+        protocol: woven.protocol,
+        report: woven.report,
+        executor,
+        prepare_s,
+        build_s,
+        from_checkpoint: false,
+        max_steps: cfg.max_steps(),
     })
 }
 
-fn run_checkpoint(a: Args, bench: bool) -> anyhow::Result<std::process::ExitCode> {
-    let model_dir = a.model.clone().expect("checked by the caller");
-    let [program] = &a.inputs[..] else {
-        anyhow::bail!("--model DIR takes one PROGRAM (an ELF for rv32im checkpoints, else a raw image), got {} arguments", a.inputs.len());
+/// Open a woven checkpoint directory: its manifest's machine (the registry's front for its name, else the
+/// generic front) and an executor over its weights.
+pub(crate) fn open_checkpoint(dir: &Path, program: Option<&Program>, executor: Option<ExecutorKind>) -> Result<Loaded> {
+    let kind = executor.unwrap_or(ExecutorKind::Sparse);
+    let t0 = Instant::now();
+    let manifest = weaver::export::load_manifest(dir)?;
+    let face = manifest.face.clone();
+    let machine: Box<dyn Machine> = match weaver::config::find(MACHINES, &face.name) {
+        Some(front) => front.from_face(&face, program).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?,
+        None => Box::new(GenericMachine::of_face(face.clone(), None)),
     };
-    // rv32im checkpoints run ELF programs with the console, exit and fault devices of `loom run CONFIG`.
-    let mf = std::fs::read_to_string(model_dir.join(weaver::export::MANIFEST_FILE)).with_context(|| format!("{}: no machine manifest", model_dir.display()))?;
-    if weaver::Manifest::from_json(&mf).map_err(anyhow::Error::msg)?.machine == "rv32im" {
-        if a.print_outputs || a.base != 0 {
-            anyhow::bail!("--print-outputs and --base apply to raw images; an rv32im checkpoint runs an ELF linked at its RAM base");
-        }
-        return crate::rv32::run_checkpoint(&model_dir, program, a.max_steps, a.trace.clone(), !a.no_progress, bench);
+    let executor = backends::executor::open(kind, dir)?;
+    if (manifest.protocol.vocab_size as usize) > executor.config().vocab_size {
+        bail!("{}: the protocol needs {} tokens but the model has {}", dir.display(), manifest.protocol.vocab_size, executor.config().vocab_size);
     }
-    let max_steps = a.max_steps.unwrap_or(1_000_000);
-    let t_load = std::time::Instant::now();
-    let (config, weights, manifest) = load(&model_dir)?;
-    let load_s = t_load.elapsed().as_secs_f64();
-    let model = SparseModel::new(&config, &weights).map_err(anyhow::Error::msg).context("building the sparse executor")?;
-    drop(weights);
-    let build_s = t_load.elapsed().as_secs_f64() - load_s;
-    let bytes = std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
-    let mem = manifest.memories.get(manifest.program_memory as usize).context("the manifest names no program memory")?;
-    let wb = mem.word_width.div_ceil(8) as usize;
-    let words: Vec<u64> = bytes.chunks(wb).map(|c| c.iter().rev().fold(0u64, |acc, b| (acc << 8) | *b as u64)).collect();
-    let prompt = host::program_prompt(&manifest.protocol, manifest.program_memory, a.base, &words);
-    let mut st = model.new_state();
-    let t0 = std::time::Instant::now();
-    let out = host::run(&manifest.protocol, &prompt, max_steps, |t| model.step_argmax(&mut st, t)).map_err(anyhow::Error::msg)?;
-    let dt = t0.elapsed().as_secs_f64();
-    if a.print_outputs {
-        for (port, v) in &out.outputs {
-            let name = manifest.ports.get(*port as usize).map_or("?", |p| p.name.as_str());
-            println!("{name} {v}");
-        }
+    let prepare_s = t0.elapsed().as_secs_f64();
+    Ok(Loaded {
+        machine,
+        face,
+        desc: None,
+        protocol: manifest.protocol,
+        report: manifest.report,
+        executor,
+        prepare_s,
+        build_s: 0.0,
+        from_checkpoint: true,
+        max_steps: 100_000_000,
+    })
+}
+
+/// What one program's run gave.
+pub(crate) struct RunResult {
+    pub out: RunOutcome,
+    pub finish: Finish,
+    pub end: RunEnd,
+    pub instructions: u64,
+    pub console: Vec<u8>,
+    pub secs: f64,
+}
+
+impl RunResult {
+    pub fn tokens(&self) -> usize {
+        self.out.trace.prompt.len() + self.out.trace.generated.len()
     }
-    let n = out.trace.prompt.len() + out.trace.generated.len();
+}
+
+/// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`.
+pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str) -> Result<RunResult> {
+    let console: Box<dyn Write> = if echo { Box::new(std::io::stdout()) } else { Box::new(std::io::sink()) };
+    let devices: RefCell<Box<dyn Devices>> = RefCell::new(l.machine.devices(&l.face, image, console)?);
+    let prompt = image.prompt(&l.protocol);
+    let pb = if progress { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
+    let mut session = l.executor.session();
+    let t1 = Instant::now();
+    let mut generated = 0usize;
+    let out = host::run_io(
+        &l.protocol,
+        &prompt,
+        max_steps,
+        |t| session.step_argmax(t),
+        |ev| match ev {
+            Event::Token { .. } => generated += 1,
+            Event::Step { steps, step } => {
+                pb.suspend(|| devices.borrow_mut().step(step));
+                if steps % 16 == 0 {
+                    let secs = t1.elapsed().as_secs_f64().max(1e-9);
+                    let n = devices.borrow().instructions();
+                    pb.set_message(format!(
+                        "{label}{n} instructions, {steps} steps, {} tokens, {:.0} tokens/s, {:.1} instructions/s",
+                        prompt.len() + generated,
+                        (prompt.len() + generated) as f64 / secs,
+                        n as f64 / secs
+                    ));
+                    pb.tick();
+                }
+            }
+        },
+        |s| {
+            let inj = devices.borrow_mut().inject(s);
+            inj.into_iter().flat_map(|(port, v)| l.protocol.input_tokens(port, v)).collect()
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    pb.finish_and_clear();
+    let secs = t1.elapsed().as_secs_f64();
+    let end = if out.halted { RunEnd::Halted } else { RunEnd::StepLimit };
+    let mut d = devices.into_inner();
+    let finish = d.finish(end);
+    let _ = std::io::stdout().flush();
+    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs })
+}
+
+/// The program argument, or the machine's demo.
+pub(crate) fn program_or_demo(path: Option<&PathBuf>, machine: &dyn Machine, what: &str) -> Result<Program> {
+    match path {
+        Some(p) => Ok(Program::from_file(p)?),
+        None => machine.demo().with_context(|| format!("{what} has no built-in demo program: give a PROGRAM")),
+    }
+}
+
+fn spinner(progress: bool, msg: &str) -> ProgressBar {
+    let pb = if progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap());
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// `loom run` / `loom bench-run`; returns the process exit status.
+pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
+    let progress = !a.no_progress && !bench;
+    let (l, program) = match &a.model {
+        Some(dir) => {
+            if a.inputs.len() > 1 {
+                bail!("--model DIR takes at most one PROGRAM, got {} arguments", a.inputs.len());
+            }
+            let given = a.inputs.first().map(|p| Program::from_file(p)).transpose()?;
+            let l = open_checkpoint(dir, given.as_ref(), a.executor)?;
+            let program = match given {
+                Some(p) => p,
+                None => program_or_demo(None, l.machine.as_ref(), &format!("machine {}", l.face.name))?,
+            };
+            (l, program)
+        }
+        None => {
+            let Some(config) = a.inputs.first() else {
+                bail!("give a machine config (e.g. configs/rv32im.toml) and optionally a program, or --model DIR [PROGRAM]");
+            };
+            let (cfg, machine) = open_config(config)?;
+            let program = program_or_demo(a.inputs.get(1), machine.as_ref(), &cfg.origin)?;
+            // Check the program before the (long) weave.
+            machine.load(&program)?;
+            (weave_config(&cfg, machine, a.executor, progress)?, program)
+        }
+    };
+    let image = l.machine.load(&program)?;
+    let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    let rep = &l.report;
+    let nonzero = l.executor.nonzero_weights().map_or(String::new(), |n| format!(" ({n} nonzero)"));
+    let kind = l.executor.kind();
+    if !bench {
+        let about = l.machine.about();
+        eprintln!(
+            "{}{}: {} layers, hidden {}, {:.2} G parameters{nonzero}, {} tokens per step{}; {} in {:.1} s, {kind} executor ready in {:.1} s",
+            rep.machine,
+            a.model.as_ref().map_or(String::new(), |d| format!(" from {}", d.display())),
+            rep.layers,
+            rep.hidden_size,
+            rep.parameters as f64 / 1e9,
+            rep.tokens_per_step,
+            if about.is_empty() { String::new() } else { format!(", {about}") },
+            if l.from_checkpoint { "loaded" } else { "woven" },
+            l.prepare_s,
+            l.build_s
+        );
+    }
+    let r = run_program(&l, &image, max_steps, !bench, progress, "")?;
     if let Some(p) = &a.trace {
-        std::fs::write(p, serde_json::to_string(&out.trace)?).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::write(p, serde_json::to_string(&r.out.trace)?).with_context(|| format!("writing {}", p.display()))?;
     }
+    let tokens = r.tokens();
     if bench {
         let figures = serde_json::json!({
-            "machine": manifest.machine,
-            "layers": manifest.report.layers,
-            "hidden_size": manifest.report.hidden_size,
-            "parameters": manifest.report.parameters,
-            "nonzero_weights": model.nonzero_weights(),
-            "weave_ms": manifest.report.weave_ms,
-            "load_s": load_s,
-            "executor_build_s": build_s,
-            "prompt_tokens": out.trace.prompt.len(),
-            "generated_tokens": out.trace.generated.len(),
-            "steps": out.steps,
-            "halted": out.halted,
-            "decode_s": dt,
-            "tokens_per_s": n as f64 / dt,
+            "machine": rep.machine,
+            "about": l.machine.about(),
+            "program": program.name,
+            "executor": kind.name(),
+            "layers": rep.layers,
+            "hidden_size": rep.hidden_size,
+            "parameters": rep.parameters,
+            "nonzero_weights": l.executor.nonzero_weights(),
+            "tokens_per_step": rep.tokens_per_step,
+            "weave_ms": rep.weave_ms,
+            "executor_build_s": l.build_s,
+            "prompt_tokens": r.out.trace.prompt.len(),
+            "generated_tokens": r.out.trace.generated.len(),
+            "steps": r.out.steps,
+            "halted": r.out.halted,
+            "instructions": r.instructions,
+            "decode_s": r.secs,
+            "tokens_per_s": tokens as f64 / r.secs,
+            "instructions_per_s": r.instructions as f64 / r.secs,
+            "tokens_per_instruction": r.out.trace.generated.len() as f64 / r.instructions.max(1) as f64,
+            "exit_status": r.finish.status,
+            "console_bytes": r.console.len(),
             "peak_rss_bytes": crate::bench::proc_status_bytes("VmHWM:"),
         });
+        let mut figures = figures;
+        figures[if l.from_checkpoint { "load_s" } else { "weave_s" }] = serde_json::json!(l.prepare_s);
         println!("{}", serde_json::to_string_pretty(&figures)?);
-        return Ok(std::process::ExitCode::SUCCESS);
+        // A measurement: the program's status is a figure (`exit_status`), not the process's.
+        return Ok(ExitCode::SUCCESS);
     }
+    let summary = if r.end == RunEnd::StepLimit && r.finish.status == EXIT_STEP_LIMIT {
+        format!("step limit ({max_steps} steps) reached: {}", r.finish.summary)
+    } else {
+        r.finish.summary.clone()
+    };
     eprintln!(
-        "{}: {} steps, {} generated tokens ({} prompt), {}, {:.0} tokens/s (sparse executor)",
-        manifest.machine,
-        out.steps,
-        out.trace.generated.len(),
-        out.trace.prompt.len(),
-        if out.halted { "halted" } else { "step limit" },
-        n as f64 / dt
+        "[loom: {summary}; {} instructions, {} steps, {tokens} tokens ({} prompt) in {:.1} s: {:.0} tokens/s, {:.1} instructions/s ({kind} executor)]",
+        r.instructions,
+        r.out.steps,
+        r.out.trace.prompt.len(),
+        r.secs,
+        tokens as f64 / r.secs,
+        r.instructions as f64 / r.secs
     );
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(ExitCode::from(r.finish.status))
 }

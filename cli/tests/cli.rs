@@ -60,7 +60,7 @@ fn bad_inputs_give_clear_errors() {
     let good = repo().join("models/tiny-random");
     fails_with(&["--prompt-ids", "1,x", "--max-new-tokens", "2"], &good, &["--prompt-ids", "\"x\""]);
     fails_with(&["--prompt-ids", "1,500", "--max-new-tokens", "2"], &good, &["500", "vocabulary"]);
-    fails_with(&["--prompt-ids", "1", "--backend", "cuda"], &good, &["unknown backend"]);
+    fails_with(&["--prompt-ids", "1", "--executor", "cuda"], &good, &["unknown executor"]);
 }
 
 /// `loom weave` + `loom bench-run --model DIR PROGRAM`: the benchmark of any woven checkpoint prints its

@@ -2,7 +2,7 @@
 //!
 //! The acc8 test machine is woven, exported as a checkpoint directory (`config.json` + `model.safetensors`),
 //! reloaded through `backends::Checkpoint` and decoded greedily by the burn model, fed back token by token by the
-//! circuit-free host loop (`weaver::host::run`). Every generated token is compared with the reference
+//! circuit-free host loop (`isa_api::host::run`). Every generated token is compared with the reference
 //! evaluator's trace: on flex (burn's pure-Rust CPU backend) over more than 10,000 machine steps, on ndarray over
 //! a shorter stretch, and on wgpu (software Vulkan in CI) over a few steps when `WEAVER_WGPU=1`.
 
@@ -10,7 +10,8 @@ use backends::model::{argmax, BackendKind, Logits, Qwen35Model};
 use backends::Checkpoint;
 use isa_api::examples::{acc8, acc8_stress_program};
 use isa_api::Reference;
-use weaver::{host, weave, WeaveOptions};
+use isa_api::host;
+use weaver::{weave, WeaveOptions};
 
 /// Decode `prog` on `backend` for up to `max_steps` machine steps and compare with the reference evaluator;
 /// returns (positions compared, steps).

@@ -281,6 +281,64 @@ impl CircuitBuilder {
     pub fn halt(&mut self, bit: NodeId) {
         self.circuit.halt = Some(bit);
     }
+    // ---- gate helpers shared by machines (word-level forms that keep the woven logic shallow: in the weaver
+    // an `Eq`/`Ne` over at most 16 bits, a `Mux` and a binary `And`/`Or` are one threshold layer; `AndOr` is
+    // two) ----
+
+    /// A constant of `width` bits holding the low `width` bits of `value`.
+    pub fn konst_masked(&mut self, width: u32, value: u64) -> NodeId {
+        let m = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+        self.konst(width, value & m)
+    }
+    /// `x == value` (1 bit).
+    pub fn eq_const(&mut self, x: NodeId, value: u64) -> NodeId {
+        let c = self.konst_masked(self.width(x), value);
+        self.eq(x, c)
+    }
+    /// `x != value` (1 bit).
+    pub fn ne_const(&mut self, x: NodeId, value: u64) -> NodeId {
+        let c = self.konst_masked(self.width(x), value);
+        self.cmp(CmpKind::Ne, x, c)
+    }
+    /// `x < value`, unsigned (1 bit).
+    pub fn ltu_const(&mut self, x: NodeId, value: u64) -> NodeId {
+        let c = self.konst_masked(self.width(x), value);
+        self.cmp(CmpKind::Ltu, x, c)
+    }
+    /// OR of 1-bit signals: one `Ne 0` per 16 inputs (a tree above 16).
+    pub fn any(&mut self, xs: &[NodeId]) -> NodeId {
+        if xs.len() == 1 {
+            return xs[0];
+        }
+        if xs.len() <= 16 {
+            let c = self.concat(xs);
+            return self.ne_const(c, 0);
+        }
+        let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.any(c)).collect();
+        self.any(&parts)
+    }
+    /// AND of 1-bit signals: one `Eq all-ones` per 16 inputs (a tree above 16).
+    pub fn all(&mut self, xs: &[NodeId]) -> NodeId {
+        if xs.len() == 1 {
+            return xs[0];
+        }
+        if xs.len() <= 16 {
+            let c = self.concat(xs);
+            return self.eq_const(c, (1u64 << xs.len()) - 1);
+        }
+        let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.all(c)).collect();
+        self.all(&parts)
+    }
+    /// `sel ? if1 : if0` (a [`Self::mux`] with the operands in reading order).
+    pub fn select(&mut self, sel: NodeId, if1: NodeId, if0: NodeId) -> NodeId {
+        self.mux(sel, if0, if1)
+    }
+    /// Two's-complement negation `0 - x`.
+    pub fn neg(&mut self, x: NodeId) -> NodeId {
+        let z = self.konst_masked(self.width(x), 0);
+        self.sub(z, x)
+    }
+
     pub fn finish(self) -> Circuit {
         self.circuit
     }

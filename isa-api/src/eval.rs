@@ -203,20 +203,12 @@ impl Reference {
         StepOutcome { halted: false, fields, outputs }
     }
 
-    /// The tokens of one step outcome (field tokens then STEP, or HALT).
+    /// The tokens of one step outcome (field tokens then STEP, or HALT): [`Protocol::step_tokens`].
     pub fn step_tokens(&self, o: &StepOutcome) -> Vec<u32> {
         if o.halted {
             return vec![self.protocol.halt_token];
         }
-        let p = &self.protocol;
-        let mut t = Vec::with_capacity(p.step_fields.len() + 1);
-        let mut k = 0;
-        while k < p.step_fields.len() {
-            t.push(p.encode(p.step_fields[k], o.fields[k]));
-            k = if o.fields[k].is_none() { p.after_none(k) } else { k + 1 };
-        }
-        t.push(p.step_token);
-        t
+        self.protocol.step_tokens(&o.fields)
     }
 
     /// [`Self::run`] with host input devices: at every step boundary `s` (0 before the first step) `inject(s)`

@@ -330,3 +330,67 @@ pub fn io8_devices(s: usize) -> Vec<(u32, u64)> {
     }
     v
 }
+
+/// The fronts of the test machines: registered in the binary like any machine (configs/acc8.toml,
+/// configs/io8.toml), through the generic front of [`crate::front::GenericMachine`].
+pub mod fronts {
+    use crate::front::{check_keys, FrontError, GenericMachine, Machine, MachineFront, Program};
+    use crate::MachineFace;
+
+    /// acc8: programs are raw 256-byte images of M; the demo, `stress`, is [`super::acc8_stress_program`]`(1)`
+    /// (every opcode, indirect loads, self-modifying stores).
+    pub struct Acc8Front;
+
+    fn acc8_demo() -> Program {
+        Program { name: "stress".into(), bytes: super::acc8_stress_program(1), expected_console: None }
+    }
+
+    impl MachineFront for Acc8Front {
+        fn isa(&self) -> &'static str {
+            "acc8"
+        }
+        fn summary(&self) -> &'static str {
+            "8-bit accumulator test machine: 256 bytes of memory, 22 opcodes, an OUT port"
+        }
+        fn configure(&self, section: &toml::Table) -> Result<Box<dyn Machine>, FrontError> {
+            check_keys("acc8", section, &[])?;
+            Ok(Box::new(GenericMachine::new(super::acc8(), Some(acc8_demo()))))
+        }
+        fn from_face(&self, face: &MachineFace, _program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
+            Ok(Box::new(GenericMachine::of_face(face.clone(), Some(acc8_demo()))))
+        }
+    }
+
+    /// io8: no program (it has no memory; the demo, `devices`, is empty): its devices inject DATA and raise
+    /// IRQ on the schedule of [`super::io8_devices`]; `[machine] limit = N` (default 200) sets the step it
+    /// halts at.
+    pub struct Io8Front;
+
+    fn io8_demo() -> Program {
+        Program { name: "devices".into(), bytes: Vec::new(), expected_console: None }
+    }
+
+    impl MachineFront for Io8Front {
+        fn isa(&self) -> &'static str {
+            "io8"
+        }
+        fn summary(&self) -> &'static str {
+            "host-interface test machine: DATA input port, IRQ line, OUT port"
+        }
+        fn configure(&self, section: &toml::Table) -> Result<Box<dyn Machine>, FrontError> {
+            check_keys("io8", section, &["limit"])?;
+            let limit = match section.get("limit") {
+                None => 200,
+                Some(v) => v.as_integer().and_then(|n| u8::try_from(n).ok()).ok_or_else(|| FrontError::new(format!("[machine] limit = {v}: an integer from 0 to 255")))?,
+            };
+            let mut m = GenericMachine::new(super::io8(limit), Some(io8_demo()));
+            m.schedule = Some(super::io8_devices);
+            Ok(Box::new(m))
+        }
+        fn from_face(&self, face: &MachineFace, _program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
+            let mut m = GenericMachine::of_face(face.clone(), Some(io8_demo()));
+            m.schedule = Some(super::io8_devices);
+            Ok(Box::new(m))
+        }
+    }
+}

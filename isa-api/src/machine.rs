@@ -51,10 +51,12 @@ fn default_chunk() -> u32 {
     8
 }
 
-/// A machine: state, per-step circuit, host interface, trace options.
+/// The face of a machine: everything a host needs besides the trace protocol (names and widths of its
+/// state, its ports, inputs, IO ranges and micro-step register). [`MachineDesc`] holds it (flattened: the JSON
+/// of a description has these keys at top level) and the manifest of a woven checkpoint publishes it, so the
+/// two never drift apart.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MachineDesc {
-    pub api_version: u32,
+pub struct MachineFace {
     pub name: String,
     #[serde(default)]
     pub registers: Vec<RegisterDesc>,
@@ -78,10 +80,51 @@ pub struct MachineDesc {
     /// its micro-state in registers and memory rows like any state; each micro-step is one machine step.
     #[serde(default)]
     pub micro_step: Option<u32>,
+}
+
+impl MachineFace {
+    /// Index of the register named `name`.
+    pub fn register(&self, name: &str) -> Option<u32> {
+        self.registers.iter().position(|r| r.name == name).map(|i| i as u32)
+    }
+    /// Index of the memory named `name`.
+    pub fn memory(&self, name: &str) -> Option<u32> {
+        self.memories.iter().position(|m| m.name == name).map(|i| i as u32)
+    }
+    /// Index of the output port named `name`.
+    pub fn port(&self, name: &str) -> Option<u32> {
+        self.ports.iter().position(|p| p.name == name).map(|i| i as u32)
+    }
+    /// Index of the input port named `name`.
+    pub fn input(&self, name: &str) -> Option<u32> {
+        self.inputs.iter().position(|p| p.name == name).map(|i| i as u32)
+    }
+}
+
+/// A machine: its face (state, host interface), per-step circuit and trace options. Reads of the face's
+/// fields go through `Deref` (`desc.registers`, `desc.name`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineDesc {
+    pub api_version: u32,
+    #[serde(flatten)]
+    pub face: MachineFace,
     pub circuit: Circuit,
     /// Bits per trace token value (1..=16): wider fields are split into chunks, low chunk first.
     #[serde(default = "default_chunk")]
     pub chunk_bits: u32,
+}
+
+impl std::ops::Deref for MachineDesc {
+    type Target = MachineFace;
+    fn deref(&self) -> &MachineFace {
+        &self.face
+    }
+}
+
+impl std::ops::DerefMut for MachineDesc {
+    fn deref_mut(&mut self) -> &mut MachineFace {
+        &mut self.face
+    }
 }
 
 /// A malformed machine description. Every message names the offending item.
@@ -98,7 +141,8 @@ pub enum DescError {
 impl MachineDesc {
     /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
     pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
-        Self { api_version: API_VERSION, name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None, circuit, chunk_bits: 8 }
+        let face = MachineFace { name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None };
+        Self { api_version: API_VERSION, face, circuit, chunk_bits: 8 }
     }
 
     /// The same machine with input ports `inputs`.

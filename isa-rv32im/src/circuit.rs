@@ -241,76 +241,6 @@ pub enum CircuitError {
     RamBase { base: u32, size: u32 },
 }
 
-/// A [`CircuitBuilder`] with word-level helpers that keep the woven logic shallow: in the weaver an `Eq`/`Ne`
-/// over at most 16 bits, a `Mux` and a binary `And`/`Or` are one threshold layer; `AndOr` is two.
-struct B {
-    b: CircuitBuilder,
-}
-
-impl B {
-    fn k(&mut self, w: u32, v: u64) -> NodeId {
-        let m = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-        self.b.konst(w, v & m)
-    }
-    fn eqk(&mut self, x: NodeId, v: u64) -> NodeId {
-        let w = self.b.width(x);
-        let c = self.k(w, v);
-        self.b.eq(x, c)
-    }
-    fn nek(&mut self, x: NodeId, v: u64) -> NodeId {
-        let w = self.b.width(x);
-        let c = self.k(w, v);
-        self.b.cmp(CmpKind::Ne, x, c)
-    }
-    fn ltk(&mut self, x: NodeId, v: u64) -> NodeId {
-        let w = self.b.width(x);
-        let c = self.k(w, v);
-        self.b.cmp(CmpKind::Ltu, x, c)
-    }
-    /// OR of 1-bit signals: one `Ne 0` per 16 inputs.
-    fn any(&mut self, xs: &[NodeId]) -> NodeId {
-        if xs.len() == 1 {
-            return xs[0];
-        }
-        if xs.len() <= 16 {
-            let c = self.b.concat(xs);
-            return self.nek(c, 0);
-        }
-        let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.any(c)).collect();
-        self.any(&parts)
-    }
-    /// AND of 1-bit signals: one `Eq all-ones` per 16 inputs.
-    fn all(&mut self, xs: &[NodeId]) -> NodeId {
-        if xs.len() == 1 {
-            return xs[0];
-        }
-        if xs.len() <= 16 {
-            let c = self.b.concat(xs);
-            return self.eqk(c, (1u64 << xs.len()) - 1);
-        }
-        let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.all(c)).collect();
-        self.all(&parts)
-    }
-    fn not(&mut self, x: NodeId) -> NodeId {
-        self.b.not(x)
-    }
-    fn and(&mut self, x: NodeId, y: NodeId) -> NodeId {
-        self.b.and(x, y)
-    }
-    /// `sel ? if1 : if0`.
-    fn sel(&mut self, sel: NodeId, if1: NodeId, if0: NodeId) -> NodeId {
-        self.b.mux(sel, if0, if1)
-    }
-    fn neg(&mut self, x: NodeId) -> NodeId {
-        let w = self.b.width(x);
-        let z = self.k(w, 0);
-        self.b.sub(z, x)
-    }
-    fn slice(&mut self, x: NodeId, lo: u32, w: u32) -> NodeId {
-        self.b.slice(x, lo, w)
-    }
-}
-
 /// Scratch rows of the register-file memory used by micro-code.
 mod scratch {
     /// |dividend| (division); the current byte address (ECALL write).
@@ -345,22 +275,22 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // With the base a multiple of the size, RAM offsets are the low bits of an address and "in RAM" is one
     // equality on the high bits; otherwise the base is subtracted.
     let aligned_base = base.is_multiple_of(size);
-    let mut s = B { b: CircuitBuilder::new() };
+    let mut s = CircuitBuilder::new();
     let s = &mut s;
 
     // ---- state -------------------------------------------------------------------------------------------
-    let pc = s.b.reg(reg::PC, aw);
-    let busy = s.b.reg(reg::BUSY, BUSY_BITS);
-    let stopping = s.eqk(busy, BUSY_STOPPING);
-    let busy0 = s.eqk(busy, 0);
+    let pc = s.reg(reg::PC, aw);
+    let busy = s.reg(reg::BUSY, BUSY_BITS);
+    let stopping = s.eq_const(busy, BUSY_STOPPING);
+    let busy0 = s.eq_const(busy, 0);
 
     // ---- fetch (Unpriv §1.5: little-endian 32-bit parcel at pc) -------------------------------------------
     let words = opts.layout == MemoryLayout::Words;
     let w = if words {
-        s.b.load(mem::RAM0, 32, pc)
+        s.load(mem::RAM0, 32, pc)
     } else {
-        let lanes_f: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, pc)).collect();
-        s.b.concat(&lanes_f)
+        let lanes_f: Vec<NodeId> = (0..4).map(|i| s.load(mem::RAM0 + i, 8, pc)).collect();
+        s.concat(&lanes_f)
     };
     let op5 = s.slice(w, 2, 5); // opcode[6:2]; opcode[1:0] must be 11 (checked in `legal`)
     let rd = s.slice(w, 7, 5);
@@ -368,18 +298,18 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let rs1 = s.slice(w, 15, 5);
     let rs2 = s.slice(w, 20, 5);
     let f7 = s.slice(w, 25, 7);
-    let key8 = s.b.concat(&[op5, f3]);
-    let key15 = s.b.concat(&[op5, f3, f7]);
+    let key8 = s.concat(&[op5, f3]);
+    let key15 = s.concat(&[op5, f3, f7]);
 
     // ---- register reads (committed state at the start of the step) ---------------------------------------
-    let rd6 = s.b.zext(rd, 6);
-    let rs1_addr = s.b.zext(rs1, 6);
-    let rs2_addr = s.b.zext(rs2, 6);
-    let a = s.b.load(mem::X, 32, rs1_addr);
-    let bv = s.b.load(mem::X, 32, rs2_addr);
-    let rowk = |s: &mut B, r: u64| {
-        let ad = s.k(6, r);
-        s.b.load(mem::X, 32, ad)
+    let rd6 = s.zext(rd, 6);
+    let rs1_addr = s.zext(rs1, 6);
+    let rs2_addr = s.zext(rs2, 6);
+    let a = s.load(mem::X, 32, rs1_addr);
+    let bv = s.load(mem::X, 32, rs2_addr);
+    let rowk = |s: &mut CircuitBuilder, r: u64| {
+        let ad = s.konst_masked(6, r);
+        s.load(mem::X, 32, ad)
     };
     let s_n = rowk(s, scratch::N);
     let s_d = rowk(s, scratch::D);
@@ -391,13 +321,13 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let a7 = rowk(s, 17);
 
     // ---- decode: one parallel equality per instruction (Unpriv Table 24.2; opcode >> 2 below) -------------
-    let k8 = |s: &mut B, op: u64, f3: u64| s.eqk(key8, op >> 2 | f3 << 5);
-    let k15 = |s: &mut B, op: u64, f3: u64, f7: u64| s.eqk(key15, op >> 2 | f3 << 5 | f7 << 8);
-    let is_lui = s.eqk(op5, 0x37 >> 2);
-    let is_auipc = s.eqk(op5, 0x17 >> 2);
-    let is_jal = s.eqk(op5, 0x6f >> 2);
+    let k8 = |s: &mut CircuitBuilder, op: u64, f3: u64| s.eq_const(key8, op >> 2 | f3 << 5);
+    let k15 = |s: &mut CircuitBuilder, op: u64, f3: u64, f7: u64| s.eq_const(key15, op >> 2 | f3 << 5 | f7 << 8);
+    let is_lui = s.eq_const(op5, 0x37 >> 2);
+    let is_auipc = s.eq_const(op5, 0x17 >> 2);
+    let is_jal = s.eq_const(op5, 0x6f >> 2);
     let is_jalr = k8(s, 0x67, 0);
-    let is_sys = s.eqk(op5, 0x73 >> 2);
+    let is_sys = s.eq_const(op5, 0x73 >> 2);
     let br: Vec<NodeId> = [0u64, 1, 4, 5, 6, 7].iter().map(|f| k8(s, 0x63, *f)).collect(); // beq bne blt bge bltu bgeu
     let ld: Vec<NodeId> = [0u64, 1, 2, 4, 5].iter().map(|f| k8(s, 0x03, *f)).collect(); // lb lh lw lbu lhu
     let st: Vec<NodeId> = [0u64, 1, 2].iter().map(|f| k8(s, 0x23, *f)).collect(); // sb sh sw
@@ -410,7 +340,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let slli = k15(s, 0x13, 1, 0);
     let srli = k15(s, 0x13, 5, 0);
     let srai = k15(s, 0x13, 5, 0x20);
-    let rr = |s: &mut B, f7: u64, f3: u64| k15(s, 0x33, f3, f7);
+    let rr = |s: &mut CircuitBuilder, f7: u64, f3: u64| k15(s, 0x33, f3, f7);
     let add = rr(s, 0, 0);
     let sub = rr(s, 0x20, 0);
     let sll = rr(s, 0, 1);
@@ -430,9 +360,9 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let sh2 = rr(s, 0x10, 4);
     let sh3 = rr(s, 0x10, 6);
     let is_fence = k8(s, 0x0f, 0);
-    let is_ecall = s.eqk(w, 0x0000_0073);
-    let is_ebreak = s.eqk(w, 0x0010_0073);
-    let is_op = s.eqk(op5, 0x33 >> 2);
+    let is_ecall = s.eq_const(w, 0x0000_0073);
+    let is_ebreak = s.eq_const(w, 0x0010_0073);
+    let is_op = s.eq_const(op5, 0x33 >> 2);
     let is_branch = s.any(&br);
     let is_load = s.any(&ld);
     let is_store = s.any(&st);
@@ -444,8 +374,8 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let writes_rd = s.any(&rd_writers);
     let legal = {
         let any_instr = s.any(&[writes_rd, is_branch, is_store, is_div, is_fence, is_ecall, is_ebreak]);
-        let b0 = s.b.bit(w, 0);
-        let b1 = s.b.bit(w, 1);
+        let b0 = s.bit(w, 0);
+        let b1 = s.bit(w, 1);
         s.all(&[any_instr, b0, b1])
     };
     let illegal = s.not(legal);
@@ -453,97 +383,97 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // ---- immediates (Unpriv §2.3) -----------------------------------------------------------------------------
     let imm_i = {
         let x = s.slice(w, 20, 12);
-        s.b.sext(x, 32)
+        s.sext(x, 32)
     };
     let imm_s = {
         let lo = s.slice(w, 7, 5);
         let hi = s.slice(w, 25, 7);
-        let x = s.b.concat(&[lo, hi]);
-        s.b.sext(x, 32)
+        let x = s.concat(&[lo, hi]);
+        s.sext(x, 32)
     };
     let imm_b = {
-        let z = s.k(1, 0);
+        let z = s.konst_masked(1, 0);
         let b1 = s.slice(w, 8, 4);
         let b5 = s.slice(w, 25, 6);
         let b11 = s.slice(w, 7, 1);
         let b12 = s.slice(w, 31, 1);
-        let x = s.b.concat(&[z, b1, b5, b11, b12]);
-        s.b.sext(x, 32)
+        let x = s.concat(&[z, b1, b5, b11, b12]);
+        s.sext(x, 32)
     };
     let imm_u = {
-        let z = s.k(12, 0);
+        let z = s.konst_masked(12, 0);
         let hi = s.slice(w, 12, 20);
-        s.b.concat(&[z, hi])
+        s.concat(&[z, hi])
     };
     let imm_j = {
-        let z = s.k(1, 0);
+        let z = s.konst_masked(1, 0);
         let b1 = s.slice(w, 21, 10);
         let b11 = s.slice(w, 20, 1);
         let b12 = s.slice(w, 12, 8);
         let b20 = s.slice(w, 31, 1);
-        let x = s.b.concat(&[z, b1, b11, b12, b20]);
-        s.b.sext(x, 32)
+        let x = s.concat(&[z, b1, b11, b12, b20]);
+        s.sext(x, 32)
     };
 
     // ---- pc as an address -------------------------------------------------------------------------------------
     let pc_addr = {
-        let z = s.k(2, 0);
-        let x = s.b.concat(&[z, pc]);
-        let x = s.b.zext(x, 32);
-        let bk = s.k(32, base);
-        s.b.add(x, bk)
+        let z = s.konst_masked(2, 0);
+        let x = s.concat(&[z, pc]);
+        let x = s.zext(x, 32);
+        let bk = s.konst_masked(32, base);
+        s.add(x, bk)
     };
-    let four = s.k(32, 4);
-    let link = s.b.add(pc_addr, four);
-    let one_aw = s.k(aw, 1);
-    let pc_seq = s.b.add(pc, one_aw);
-    let pc_last = s.eqk(pc, (1u64 << aw) - 1);
+    let four = s.konst_masked(32, 4);
+    let link = s.add(pc_addr, four);
+    let one_aw = s.konst_masked(aw, 1);
+    let pc_seq = s.add(pc, one_aw);
+    let pc_last = s.eq_const(pc, (1u64 << aw) - 1);
 
     // Offset of a 32-bit address in RAM (aw + 2 bits) and whether the address is at or above base and below
     // base + 2^(aw+2) (= base + size).
-    let ram_offset = |s: &mut B, addr: NodeId| -> (NodeId, NodeId) {
+    let ram_offset = |s: &mut CircuitBuilder, addr: NodeId| -> (NodeId, NodeId) {
         let hiw = 32 - (aw + 2);
         if aligned_base {
             let lo = s.slice(addr, 0, aw + 2);
             let hi = s.slice(addr, aw + 2, hiw);
-            let ok = s.eqk(hi, base >> (aw + 2));
+            let ok = s.eq_const(hi, base >> (aw + 2));
             (lo, ok)
         } else {
-            let bk = s.k(32, base);
-            let off = s.b.sub(addr, bk);
+            let bk = s.konst_masked(32, base);
+            let off = s.sub(addr, bk);
             let lo = s.slice(off, 0, aw + 2);
             let hi = s.slice(off, aw + 2, hiw);
-            let ok = s.eqk(hi, 0);
+            let ok = s.eq_const(hi, 0);
             (lo, ok)
         }
     };
 
     // ---- ALU (Unpriv §2.4, Zba §2.1) ---------------------------------------------------------------------------
-    let op2 = s.sel(is_op, bv, imm_i);
+    let op2 = s.select(is_op, bv, imm_i);
     let shamt = s.slice(op2, 0, 5);
-    let r_add = s.b.add(a, op2);
-    let r_sub = s.b.sub(a, bv);
-    let r_sll = s.b.shift(ShiftKind::Shl, a, shamt);
-    let r_srl = s.b.shift(ShiftKind::Shr, a, shamt);
-    let r_sra = s.b.shift(ShiftKind::Sar, a, shamt);
+    let r_add = s.add(a, op2);
+    let r_sub = s.sub(a, bv);
+    let r_sll = s.shift(ShiftKind::Shl, a, shamt);
+    let r_srl = s.shift(ShiftKind::Shr, a, shamt);
+    let r_sra = s.shift(ShiftKind::Sar, a, shamt);
     let r_slt = {
-        let c = s.b.cmp(CmpKind::Lts, a, op2);
-        s.b.zext(c, 32)
+        let c = s.cmp(CmpKind::Lts, a, op2);
+        s.zext(c, 32)
     };
     let r_sltu = {
-        let c = s.b.cmp(CmpKind::Ltu, a, op2);
-        s.b.zext(c, 32)
+        let c = s.cmp(CmpKind::Ltu, a, op2);
+        s.zext(c, 32)
     };
-    let r_xor = s.b.xor(a, op2);
-    let r_or = s.b.or(a, op2);
-    let r_and = s.b.and(a, op2);
+    let r_xor = s.xor(a, op2);
+    let r_or = s.or(a, op2);
+    let r_and = s.and(a, op2);
     let r_sh: Vec<NodeId> = (1..=3)
         .map(|k| {
-            let x = s.b.shift_const(ShiftKind::Shl, a, k);
-            s.b.add(x, bv)
+            let x = s.shift_const(ShiftKind::Shl, a, k);
+            s.add(x, bv)
         })
         .collect();
-    let r_auipc = s.b.add(pc_addr, imm_u);
+    let r_auipc = s.add(pc_addr, imm_u);
     // M (Unpriv §7.1): ONE 64-bit product serves all four instructions. funct3 = 0 MUL, 1 MULH, 2 MULHSU,
     // 3 MULHU: rs1 is signed for MULH/MULHSU (f3[0] xor f3[1]), rs2 for MULH only (f3 == 1). Each operand is
     // sign- or zero-extended to 64 bits by that choice and the low 64 bits of the product are the exact
@@ -551,92 +481,92 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // on the signedness. The weaver folds the repeated extension bits of the partial products into one
     // negated term each (Baugh-Wooley), so this costs about one unsigned 32 x 32 multiplier.
     let (r_mul, r_mulhi) = {
-        let m0 = s.b.bit(f3, 0);
-        let m1 = s.b.bit(f3, 1);
-        let sa = s.b.xor(m0, m1);
+        let m0 = s.bit(f3, 0);
+        let m1 = s.bit(f3, 1);
+        let sa = s.xor(m0, m1);
         let nm1 = s.not(m1);
-        let sb = s.b.and(m0, nm1);
-        let a31 = s.b.bit(a, 31);
-        let b31 = s.b.bit(bv, 31);
-        let ea = s.b.and(sa, a31);
-        let eb = s.b.and(sb, b31);
-        let a33 = s.b.concat(&[a, ea]);
-        let b33 = s.b.concat(&[bv, eb]);
-        let a64 = s.b.sext(a33, 64);
-        let b64 = s.b.sext(b33, 64);
-        let p = s.b.mul_lo(a64, b64);
-        (s.b.slice(p, 0, 32), s.b.slice(p, 32, 32))
+        let sb = s.and(m0, nm1);
+        let a31 = s.bit(a, 31);
+        let b31 = s.bit(bv, 31);
+        let ea = s.and(sa, a31);
+        let eb = s.and(sb, b31);
+        let a33 = s.concat(&[a, ea]);
+        let b33 = s.concat(&[bv, eb]);
+        let a64 = s.sext(a33, 64);
+        let b64 = s.sext(b33, 64);
+        let p = s.mul_lo(a64, b64);
+        (s.slice(p, 0, 32), s.slice(p, 32, 32))
     };
 
     // ---- division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows -----------
-    let f3b0 = s.b.bit(f3, 0);
-    let f3b1 = s.b.bit(f3, 1);
+    let f3b0 = s.bit(f3, 0);
+    let f3b1 = s.bit(f3, 1);
     let div_signed = s.not(f3b0); // DIV, REM
     let div_rem = f3b1; // REM, REMU
     let div_quot = s.not(f3b1); // DIV, DIVU
-    let a31 = s.b.bit(a, 31);
-    let b31 = s.b.bit(bv, 31);
+    let a31 = s.bit(a, 31);
+    let b31 = s.bit(bv, 31);
     let sn = s.and(div_signed, a31);
     let sd = s.and(div_signed, b31);
     let mag_n = {
         let na = s.neg(a);
-        s.sel(sn, na, a)
+        s.select(sn, na, a)
     };
     let mag_d = {
         let nb = s.neg(bv);
-        s.sel(sd, nb, bv)
+        s.select(sd, nb, bv)
     };
-    let c1 = s.eqk(busy, 1);
-    let b7 = s.b.bit(busy, 7);
+    let c1 = s.eq_const(busy, 1);
+    let b7 = s.bit(busy, 7);
     // First iteration (R = Q = 0): BUSY = DIV_ITER (REM) or DIV_ITER, DIV_ITER + 1 (DIV: Q then R step).
     let c_first = {
         let hi = s.slice(busy, 1, BUSY_BITS - 1);
-        let fq = s.eqk(hi, DIV_ITER >> 1);
-        let fr = s.eqk(busy, DIV_ITER);
-        s.sel(div_quot, fq, fr)
+        let fq = s.eq_const(hi, DIV_ITER >> 1);
+        let fr = s.eq_const(busy, DIV_ITER);
+        s.select(div_quot, fq, fr)
     };
-    let c_fin_q = s.eqk(busy, DIV_ITER + 64);
-    let c_fin_r = s.eqk(busy, DIV_ITER + 32);
-    let c_fin = s.sel(div_quot, c_fin_q, c_fin_r);
+    let c_fin_q = s.eq_const(busy, DIV_ITER + 64);
+    let c_fin_r = s.eq_const(busy, DIV_ITER + 32);
+    let c_fin = s.select(div_quot, c_fin_q, c_fin_r);
     let not_fin = s.not(c_fin);
     let iter = s.and(b7, not_fin);
     let kq = s.slice(busy, 1, 5);
     let kr = s.slice(busy, 0, 5);
-    let kk = s.sel(div_quot, kq, kr); // quotient bit 31 - k is decided now
+    let kk = s.select(div_quot, kq, kr); // quotient bit 31 - k is decided now
     let phase_r = {
-        let b0 = s.b.bit(busy, 0);
-        s.sel(div_quot, b0, b7)
+        let b0 = s.bit(busy, 0);
+        s.select(div_quot, b0, b7)
     };
-    let z32 = s.k(32, 0);
-    let r_in = s.sel(c_first, z32, s_r);
-    let q_in = s.sel(c_first, z32, s_q);
+    let z32 = s.konst_masked(32, 0);
+    let r_in = s.select(c_first, z32, s_r);
+    let q_in = s.select(c_first, z32, s_q);
     let nb_bit = {
-        let sh = s.b.shift(ShiftKind::Shl, s_n, kk);
-        s.b.bit(sh, 31)
+        let sh = s.shift(ShiftKind::Shl, s_n, kk);
+        s.bit(sh, 31)
     };
-    let r2 = s.b.concat(&[nb_bit, r_in]); // 2R + n[31-k], 33 bits
-    let d33 = s.b.zext(s_d, 33);
+    let r2 = s.concat(&[nb_bit, r_in]); // 2R + n[31-k], 33 bits
+    let d33 = s.zext(s_d, 33);
     let q_bit = {
-        let lt = s.b.cmp(CmpKind::Ltu, r2, d33);
+        let lt = s.cmp(CmpKind::Ltu, r2, d33);
         s.not(lt)
     };
     let r_next = {
-        let diff = s.b.sub(r2, d33);
-        let x = s.sel(q_bit, diff, r2);
+        let diff = s.sub(r2, d33);
+        let x = s.select(q_bit, diff, r2);
         s.slice(x, 0, 32)
     };
     let q_next = {
         let hi = s.slice(q_in, 0, 31);
-        s.b.concat(&[q_bit, hi])
+        s.concat(&[q_bit, hi])
     };
     let div_res = {
-        let mag = s.sel(div_rem, s_r, s_q);
-        let d_nz = s.nek(s_d, 0);
-        let qs = s.b.xor(sn, sd);
+        let mag = s.select(div_rem, s_r, s_q);
+        let d_nz = s.ne_const(s_d, 0);
+        let qs = s.xor(sn, sd);
         let qneg = s.and(qs, d_nz);
-        let neg = s.sel(div_rem, sn, qneg);
+        let neg = s.select(div_rem, sn, qneg);
         let nm = s.neg(mag);
-        s.sel(neg, nm, mag)
+        s.select(neg, nm, mag)
     };
     let d_c0 = s.and(is_div, busy0);
     let d_c1 = s.and(is_div, c1);
@@ -649,36 +579,36 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let d_fin = s.and(is_div, c_fin);
     let d_hold = s.any(&[d_c0, d_c1, d_iter]);
     let busy_inc = {
-        let one = s.k(BUSY_BITS, 1);
-        s.b.add(busy, one)
+        let one = s.konst_masked(BUSY_BITS, 1);
+        s.add(busy, one)
     };
     let div_busy_next = {
-        let one = s.k(BUSY_BITS, 1);
-        let it = s.k(BUSY_BITS, DIV_ITER);
-        s.b.and_or(BUSY_BITS, &[(busy0, one), (c1, it), (b7, busy_inc)])
+        let one = s.konst_masked(BUSY_BITS, 1);
+        let it = s.konst_masked(BUSY_BITS, DIV_ITER);
+        s.and_or(BUSY_BITS, &[(busy0, one), (c1, it), (b7, busy_inc)])
     };
 
     // ---- ECALL (Unpriv §2.8; Linux syscall ABI of qemu-riscv32) -----------------------------------------------
     // Every syscall condition is one AND over early signals (a7, a0, a2 and BUSY are ready long before the
     // fetched word is decoded).
-    let e64 = s.eqk(a7, 64);
+    let e64 = s.eq_const(a7, 64);
     let ne64 = s.not(e64);
     let e_exit = {
-        let e93 = s.eqk(a7, 93);
-        let e94 = s.eqk(a7, 94);
-        s.b.or(e93, e94)
+        let e93 = s.eq_const(a7, 93);
+        let e94 = s.eq_const(a7, 94);
+        s.or(e93, e94)
     };
     let ne_exit = s.not(e_exit);
     let sys_exit = s.and(is_ecall, e_exit);
     let sys_bad = s.all(&[is_ecall, ne64, ne_exit]);
     let fd_ok = {
-        let f1 = s.eqk(a0, 1);
-        let f2 = s.eqk(a0, 2);
-        s.b.or(f1, f2)
+        let f1 = s.eq_const(a0, 1);
+        let f2 = s.eq_const(a0, 2);
+        s.or(f1, f2)
     };
     let nfd = s.not(fd_ok);
     let wr_badfd = s.all(&[is_ecall, e64, nfd]);
-    let len0 = s.eqk(a2, 0);
+    let len0 = s.eq_const(a2, 0);
     let nlen0 = s.not(len0);
     let wr_len0 = s.all(&[is_ecall, e64, fd_ok, len0, busy0]);
     // First step (BUSY = 0): store the last byte's address a1 + len - 1 in row D. Then one byte per step from
@@ -686,52 +616,52 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let wr_init = s.all(&[is_ecall, e64, fd_ok, nlen0, busy0]);
     let nbusy0 = s.not(busy0);
     let wr_emit = s.all(&[is_ecall, e64, fd_ok, nbusy0]);
-    let wr_addr = s.sel(c1, a1, s_n);
+    let wr_addr = s.select(c1, a1, s_n);
     let wr_addr1 = {
-        let one = s.k(32, 1);
-        s.b.add(wr_addr, one)
+        let one = s.konst_masked(32, 1);
+        s.add(wr_addr, one)
     };
     let wr_end1 = {
-        let m1 = s.k(32, u32::MAX as u64);
-        let e = s.b.add(a1, a2);
-        s.b.add(e, m1)
+        let m1 = s.konst_masked(32, u32::MAX as u64);
+        let e = s.add(a1, a2);
+        s.add(e, m1)
     };
-    let wr_last = s.b.eq(wr_addr, s_d);
+    let wr_last = s.eq(wr_addr, s_d);
     let wr_more = s.not(wr_last);
     let wr_cont = s.all(&[is_ecall, e64, fd_ok, nbusy0, wr_more]);
     let wr_done = s.all(&[is_ecall, e64, fd_ok, nbusy0, wr_last]);
     // Buffer [a1, a1 + len) inside RAM (checked on the first step): a1 >= base and a1 - base + len <= size.
     let buf_bad = {
-        let a1x = s.b.zext(a1, 34);
-        let bk = s.k(34, base);
-        let off = s.b.sub(a1x, bk);
-        let below = s.b.bit(off, 33);
-        let lenx = s.b.zext(a2, 34);
-        let end = s.b.add(off, lenx);
-        let sk = s.k(34, size);
-        let over = s.b.cmp(CmpKind::Ltu, sk, end);
-        let bad = s.b.or(below, over);
+        let a1x = s.zext(a1, 34);
+        let bk = s.konst_masked(34, base);
+        let off = s.sub(a1x, bk);
+        let below = s.bit(off, 33);
+        let lenx = s.zext(a2, 34);
+        let end = s.add(off, lenx);
+        let sk = s.konst_masked(34, size);
+        let over = s.cmp(CmpKind::Ltu, sk, end);
+        let bad = s.or(below, over);
         s.all(&[is_ecall, e64, fd_ok, busy0, bad])
     };
 
     // ---- effective address, range check, byte lanes (Unpriv §2.6) ---------------------------------------------
     // ECALL has rs1 = x0 and imm = 0, so one adder serves loads, stores and the write's byte address.
-    let st_bit = s.b.bit(w, 5); // opcode bit 5: STORE (0100011) vs LOAD (0000011)
-    let imm_ls = s.sel(st_bit, imm_s, imm_i);
-    let ea_x = s.sel(is_sys, wr_addr, imm_ls);
-    let ea = s.b.add(a, ea_x);
+    let st_bit = s.bit(w, 5); // opcode bit 5: STORE (0100011) vs LOAD (0000011)
+    let imm_ls = s.select(st_bit, imm_s, imm_i);
+    let ea_x = s.select(is_sys, wr_addr, imm_ls);
+    let ea = s.add(a, ea_x);
     let (off, hi_ok) = ram_offset(s, ea);
     let boff = s.slice(off, 0, 2);
     let sz2 = s.any(&[ld[1], ld[4], st[1]]);
     let sz4 = s.any(&[ld[2], st[2]]);
-    let is_ls = s.b.or(is_load, is_store);
-    let at: Vec<NodeId> = (0..4).map(|k| s.eqk(boff, k)).collect();
+    let is_ls = s.or(is_load, is_store);
+    let at: Vec<NodeId> = (0..4).map(|k| s.eq_const(boff, k)).collect();
     // Store data: byte i of the access's word(s) is rs2 rotated left by 8·boff.
     let rot = {
-        let z = s.k(3, 0);
-        s.b.concat(&[z, boff])
+        let z = s.konst_masked(3, 0);
+        s.concat(&[z, boff])
     };
-    let sword = s.b.shift(ShiftKind::Rotl, bv, rot);
+    let sword = s.shift(ShiftKind::Rotl, bv, rot);
     let mut load_cases = Vec::new();
     let out_byte;
     // Words layout: the first step of an access crossing a word boundary (holds; a load saves the first word in
@@ -743,20 +673,20 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     if words {
         let ph1 = s.and(is_ls, c1); // second step of a crossing access: the next word
         let row0 = s.slice(off, 2, aw);
-        let z = s.k(aw, 0);
-        let row = s.b.add_c(row0, z, ph1);
-        let word = s.b.load(mem::RAM0, 32, row);
+        let z = s.konst_masked(aw, 0);
+        let row = s.add_c(row0, z, ph1);
+        let word = s.load(mem::RAM0, 32, row);
         let wb: Vec<NodeId> = (0..4).map(|j| s.slice(word, 8 * j, 8)).collect();
         let nb: Vec<NodeId> = (0..4).map(|j| s.slice(s_n, 8 * j, 8)).collect();
         // First step of a crossing access: (halfword at offset 3 or word at offset 1..3) and BUSY = 0, as
         // equalities over (boff, half, word, busy0): two threshold levels after the address.
-        let crossing_first = |s: &mut B, half: NodeId, word: NodeId| {
-            let key = s.b.concat(&[boff, half, word, busy0]);
-            let pats: Vec<NodeId> = [3u64 | 1 << 2, 1 | 1 << 3, 2 | 1 << 3, 3 | 1 << 3].iter().map(|p| s.eqk(key, p | 1 << 4)).collect();
+        let crossing_first = |s: &mut CircuitBuilder, half: NodeId, word: NodeId| {
+            let key = s.concat(&[boff, half, word, busy0]);
+            let pats: Vec<NodeId> = [3u64 | 1 << 2, 1 | 1 << 3, 2 | 1 << 3, 3 | 1 << 3].iter().map(|p| s.eq_const(key, p | 1 << 4)).collect();
             s.any(&pats)
         };
         let hold = crossing_first(s, sz2, sz4);
-        let ld_half = s.b.or(ld[1], ld[4]);
+        let ld_half = s.or(ld[1], ld[4]);
         ld_hold = Some(crossing_first(s, ld_half, ld[2]));
         ls_hold = Some(hold);
         for k in 0..4usize {
@@ -765,18 +695,18 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
                 // step of a crossing load), then bytes of the second word.
                 let crossing = k + n > 4;
                 let bytes: Vec<NodeId> = (0..n).map(|j| if k + j < 4 { if crossing { nb[k + j] } else { wb[k + j] } } else { wb[k + j - 4] }).collect();
-                let raw = s.b.concat(&bytes);
-                let v = if t < 3 { s.b.sext(raw, 32) } else { s.b.zext(raw, 32) };
+                let raw = s.concat(&bytes);
+                let v = if t < 3 { s.sext(raw, 32) } else { s.zext(raw, 32) };
                 let sel = if crossing { s.all(&[ld[t], at[k], c1]) } else { s.and(ld[t], at[k]) };
                 load_cases.push((sel, v));
             }
         }
         out_byte = {
             let c: Vec<(NodeId, NodeId)> = (0..4).map(|k| (at[k], wb[k])).collect();
-            s.b.and_or(8, &c)
+            s.and_or(8, &c)
         };
         // Read-modify-write: byte i of the written word is new iff the access covers it in this step.
-        let key = s.b.concat(&[boff, c1]);
+        let key = s.concat(&[boff, c1]);
         let mut new_bytes = Vec::new();
         for (i, old_byte) in wb.iter().enumerate() {
             let mut hits = Vec::new();
@@ -785,17 +715,17 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
                     for p in 0..2usize {
                         let covers = if p == 0 { k <= i && i < k + n } else { k + n > 4 && i < k + n - 4 };
                         if covers {
-                            let kk = s.b.concat(&[key, st[t]]);
-                            hits.push(s.eqk(kk, (k | p << 2 | 1 << 3) as u64));
+                            let kk = s.concat(&[key, st[t]]);
+                            hits.push(s.eq_const(kk, (k | p << 2 | 1 << 3) as u64));
                         }
                     }
                 }
             }
             let m = s.any(&hits);
             let nbyte = s.slice(sword, 8 * i as u32, 8);
-            new_bytes.push(s.sel(m, nbyte, *old_byte));
+            new_bytes.push(s.select(m, nbyte, *old_byte));
         }
-        let new_word = s.b.concat(&new_bytes);
+        let new_word = s.concat(&new_bytes);
         data_plan = DataPlan::Word { row, data: new_word };
         word_read = Some(word);
     } else {
@@ -805,19 +735,19 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
                 let x = if i == 3 {
                     off
                 } else {
-                    let c = s.k(aw + 2, 3 - i);
-                    s.b.add(off, c)
+                    let c = s.konst_masked(aw + 2, 3 - i);
+                    s.add(off, c)
                 };
                 s.slice(x, 2, aw)
             })
             .collect();
-        let lanes: Vec<NodeId> = (0..4).map(|i| s.b.load(mem::RAM0 + i, 8, rows[i as usize])).collect();
+        let lanes: Vec<NodeId> = (0..4).map(|i| s.load(mem::RAM0 + i, 8, rows[i as usize])).collect();
         // Loaded values per byte offset k: byte j of the access is lane (k + j) mod 4.
         for k in 0..4usize {
             let l = |j: usize| lanes[(k + j) % 4];
-            let half = s.b.concat(&[l(0), l(1)]);
-            let word = s.b.concat(&[l(0), l(1), l(2), l(3)]);
-            let vals = [s.b.sext(l(0), 32), s.b.sext(half, 32), word, s.b.zext(l(0), 32), s.b.zext(half, 32)];
+            let half = s.concat(&[l(0), l(1)]);
+            let word = s.concat(&[l(0), l(1), l(2), l(3)]);
+            let vals = [s.sext(l(0), 32), s.sext(half, 32), word, s.zext(l(0), 32), s.zext(half, 32)];
             for (t, v) in vals.into_iter().enumerate() {
                 let sel = s.and(ld[t], at[k]);
                 load_cases.push((sel, v));
@@ -825,43 +755,43 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         }
         out_byte = {
             let c: Vec<(NodeId, NodeId)> = (0..4).map(|k| (at[k], lanes[k])).collect();
-            s.b.and_or(8, &c)
+            s.and_or(8, &c)
         };
         data_plan = DataPlan::Lanes { rows };
     }
 
     // ---- control transfers (Unpriv §2.5) -----------------------------------------------------------------------
     let taken = {
-        let eq = s.b.eq(a, bv);
+        let eq = s.eq(a, bv);
         let ne = s.not(eq);
-        let lt = s.b.cmp(CmpKind::Lts, a, bv);
+        let lt = s.cmp(CmpKind::Lts, a, bv);
         let ge = s.not(lt);
-        let ltu = s.b.cmp(CmpKind::Ltu, a, bv);
+        let ltu = s.cmp(CmpKind::Ltu, a, bv);
         let geu = s.not(ltu);
         let c: Vec<(NodeId, NodeId)> = br.iter().zip([eq, ne, lt, ge, ltu, geu]).map(|(x, y)| (*x, y)).collect();
-        s.b.and_or(1, &c)
+        s.and_or(1, &c)
     };
     let jumps = s.any(&[is_jal, is_jalr, taken]);
     // pc-relative targets (JAL, branches) in the word-index domain: s = pc + imm/4, in RAM iff 0 <= s < 2^aw.
-    let rel_imm = s.sel(is_jal, imm_j, imm_b);
+    let rel_imm = s.select(is_jal, imm_j, imm_b);
     let ww = aw.max(20) + 2;
     let (rel_pc, rel_ok) = {
-        let p = s.b.zext(pc, ww);
+        let p = s.zext(pc, ww);
         let i4 = s.slice(rel_imm, 2, ww);
-        let t = s.b.add(p, i4);
+        let t = s.add(p, i4);
         let hi = s.slice(t, aw, ww - aw);
-        let ok = s.eqk(hi, 0);
+        let ok = s.eq_const(hi, 0);
         (s.slice(t, 0, aw), ok)
     };
-    let rel_mis = s.b.bit(rel_imm, 1);
+    let rel_mis = s.bit(rel_imm, 1);
     // JALR: (rs1 + imm) with bit 0 cleared (bit 0 does not affect the word index or bit 1).
-    let jt = s.b.add(a, imm_i);
-    let jt_mis = s.b.bit(jt, 1);
+    let jt = s.add(a, imm_i);
+    let jt_mis = s.bit(jt, 1);
     let (jt_off, jt_ok) = ram_offset(s, jt);
     let jt_pc = s.slice(jt_off, 2, aw);
-    let pc_jump = s.sel(is_jalr, jt_pc, rel_pc);
-    let t_mis = s.sel(is_jalr, jt_mis, rel_mis);
-    let t_ok = s.sel(is_jalr, jt_ok, rel_ok);
+    let pc_jump = s.select(is_jalr, jt_pc, rel_pc);
+    let t_mis = s.select(is_jalr, jt_mis, rel_mis);
+    let t_ok = s.select(is_jalr, jt_ok, rel_ok);
     let jmp_mis = s.and(jumps, t_mis);
     let jmp_oor = {
         let nm = s.not(t_mis);
@@ -880,8 +810,8 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // Faults that suppress the instruction's effects (as the interpreter's errors do). A jump or fall-through
     // out of RAM commits the instruction (link register included, as the interpreter retires it and then
     // fails to fetch) and stops with pc at the instruction; so does a misaligned branch (no effects anyway).
-    let ok2 = s.nek(off, size - 1);
-    let ok4 = s.ltk(off, size - 3);
+    let ok2 = s.ne_const(off, size - 1);
+    let ok4 = s.ltu_const(off, size - 3);
     let nok2 = s.not(ok2);
     let nok4 = s.not(ok4);
     let nhi = s.not(hi_ok);
@@ -892,7 +822,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     eff_conds.extend(&ls_bad);
     let not_eff: Vec<NodeId> = eff_conds.iter().map(|c| s.not(*c)).collect();
     // `raw` AND no effect-suppressing fault, in one threshold level.
-    let gate = |s: &mut B, raw: NodeId| {
+    let gate = |s: &mut CircuitBuilder, raw: NodeId| {
         let mut v = vec![raw];
         v.extend(&not_eff);
         s.all(&v)
@@ -904,23 +834,23 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let lsb = s.any(&ls_bad);
         let ldb = s.and(lsb, is_load);
         let stb = s.and(lsb, is_store);
-        let jo = s.b.or(jmp_oor, seq_oor);
+        let jo = s.or(jmp_oor, seq_oor);
         // Bit order = FaultCode values.
-        let code = s.b.concat(&[illegal, is_ebreak, ldb, stb, jmp_mis, jo, buf_bad, sys_bad]);
+        let code = s.concat(&[illegal, is_ebreak, ldb, stb, jmp_mis, jo, buf_bad, sys_bad]);
         // The address of the reported (lowest) reason: a load/store's effective address, else a jump's target
         // (pc-relative or JALR's, bit 0 cleared), else the fall-through pc, else the write buffer.
-        let rel_t = s.b.add(pc_addr, rel_imm);
+        let rel_t = s.add(pc_addr, rel_imm);
         let jt_even = {
             let hi = s.slice(jt, 1, 31);
-            let z = s.k(1, 0);
-            s.b.concat(&[z, hi])
+            let z = s.konst_masked(1, 0);
+            s.concat(&[z, hi])
         };
-        let jump_t = s.sel(is_jalr, jt_even, rel_t);
+        let jump_t = s.select(is_jalr, jt_even, rel_t);
         let jump_bad = s.any(&[jmp_mis, jmp_oor, mis_jal, mis_jalr]);
-        let a_seq = s.sel(seq_oor, link, a1);
-        let a_jump = s.sel(jump_bad, jump_t, a_seq);
-        let addr = s.sel(lsb, ea, a_jump);
-        s.b.concat(&[code, addr])
+        let a_seq = s.select(seq_oor, link, a1);
+        let a_jump = s.select(jump_bad, jump_t, a_seq);
+        let addr = s.select(lsb, ea, a_jump);
+        s.concat(&[code, addr])
     };
 
     // Register-file write: rd, a scratch row or a0, one-hot; data need not be gated (NONE when disabled).
@@ -934,28 +864,28 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     cases.extend([(slli, r_sll), (sll, r_sll), (srli, r_srl), (srl, r_srl), (srai, r_sra), (sra, r_sra)]);
     cases.extend([(mul, r_mul), (mulh, r_mulhi), (mulhsu, r_mulhi), (mulhu, r_mulhi)]);
     cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2]), (d_fin, div_res)]);
-    let ebadf = s.k(32, NEG_EBADF);
+    let ebadf = s.konst_masked(32, NEG_EBADF);
     cases.extend([(d_c0, mag_n), (d_c1, mag_d), (d_qstep, q_next), (d_rstep, r_next)]);
     cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
-    let x_data = s.b.and_or(32, &cases);
+    let x_data = s.and_or(32, &cases);
     let to_rd = s.any(&[writes_rd, d_fin]);
     let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done]);
     let to_n = s.any(&[d_c0, wr_cont]);
     let to_d = s.any(&[d_c1, wr_init]);
     let x_addr = {
-        let kn = s.k(6, scratch::N);
-        let kd = s.k(6, scratch::D);
-        let kq = s.k(6, scratch::Q);
-        let kr = s.k(6, scratch::R);
-        let ka0 = s.k(6, 10);
-        let x = s.b.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_qstep, kq), (d_rstep, kr), (to_a0, ka0)]);
+        let kn = s.konst_masked(6, scratch::N);
+        let kd = s.konst_masked(6, scratch::D);
+        let kq = s.konst_masked(6, scratch::Q);
+        let kr = s.konst_masked(6, scratch::R);
+        let ka0 = s.konst_masked(6, 10);
+        let x = s.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_qstep, kq), (d_rstep, kr), (to_a0, ka0)]);
         // The first step of a crossing load (words layout) saves the first word in row N instead of writing rd.
         match ld_hold {
-            Some(h) => s.sel(h, kn, x),
+            Some(h) => s.select(h, kn, x),
             None => x,
         }
     };
-    let rd_nz = s.nek(rd, 0);
+    let rd_nz = s.ne_const(rd, 0);
     let to_rd_nz = s.and(to_rd, rd_nz);
     let mut we_sigs = vec![to_rd_nz, to_n, to_d, d_qstep, d_rstep, to_a0];
     we_sigs.extend(ld_hold);
@@ -983,56 +913,56 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         v.extend(&eff_conds);
         s.any(&v)
     };
-    let pc_j = s.sel(stay_j, pc, pc_jump);
-    let pc_s = s.sel(stay_s, pc, pc_seq);
-    let pc_next = s.sel(jumps, pc_j, pc_s);
+    let pc_j = s.select(stay_j, pc, pc_jump);
+    let pc_s = s.select(stay_s, pc, pc_seq);
+    let pc_next = s.select(jumps, pc_j, pc_s);
     let stop = {
         let mut v = stop_conds.clone();
         v.push(sys_exit);
         s.any(&v)
     };
     let busy_norm = {
-        let one = s.k(BUSY_BITS, 1);
-        let two = s.k(BUSY_BITS, 2);
+        let one = s.konst_masked(BUSY_BITS, 1);
+        let two = s.konst_masked(BUSY_BITS, 2);
         let mut c = vec![(d_hold, div_busy_next), (wr_init, one), (wr_cont, two)];
         if let Some(h) = ls_hold {
             c.push((h, one));
         }
-        s.b.and_or(BUSY_BITS, &c)
+        s.and_or(BUSY_BITS, &c)
     };
-    let stop_k = s.k(BUSY_BITS, BUSY_STOPPING);
-    let busy_next = s.sel(stop, stop_k, busy_norm);
+    let stop_k = s.konst_masked(BUSY_BITS, BUSY_STOPPING);
+    let busy_next = s.select(stop, stop_k, busy_norm);
 
     match &data_plan {
         DataPlan::Lanes { rows } => {
             // Stores: lane i written iff (i - boff) mod 4 < n: SW always, SH when boff is i or i - 1, SB when
             // boff is i.
-            let kind_off = s.b.concat(&[boff, st[0], st[1]]);
+            let kind_off = s.concat(&[boff, st[0], st[1]]);
             for i in 0..4u64 {
-                let sb_i = s.eqk(kind_off, i | 1 << 2);
-                let sh_a = s.eqk(kind_off, i | 1 << 3);
-                let sh_b = s.eqk(kind_off, ((i + 3) % 4) | (1 << 3));
+                let sb_i = s.eq_const(kind_off, i | 1 << 2);
+                let sh_a = s.eq_const(kind_off, i | 1 << 3);
+                let sh_b = s.eq_const(kind_off, ((i + 3) % 4) | (1 << 3));
                 let raw = s.any(&[st[2], sb_i, sh_a, sh_b]);
                 let en = gate(s, raw);
                 let data = s.slice(sword, 8 * i as u32, 8);
-                s.b.mem_write(mem::RAM0 + i as u32, rows[i as usize], data, en);
+                s.mem_write(mem::RAM0 + i as u32, rows[i as usize], data, en);
             }
         }
         DataPlan::Word { row, data, .. } => {
             let en = gate(s, is_store);
-            s.b.mem_write(mem::RAM0, *row, *data, en);
+            s.mem_write(mem::RAM0, *row, *data, en);
         }
     }
-    s.b.mem_write(mem::X, x_addr, x_data, we_x);
+    s.mem_write(mem::X, x_addr, x_data, we_x);
     let out_en = gate(s, wr_emit);
-    s.b.output(port::OUT, out_byte, out_en);
+    s.output(port::OUT, out_byte, out_en);
     let exit_en = gate(s, sys_exit);
     let exit_v = s.slice(a0, 0, 8);
-    s.b.output(port::EXIT, exit_v, exit_en);
-    s.b.output(port::FAULT, fault_code, fault);
-    s.b.set_next(reg::PC, pc_next);
-    s.b.set_next(reg::BUSY, busy_next);
-    s.b.halt(stopping);
+    s.output(port::EXIT, exit_v, exit_en);
+    s.output(port::FAULT, fault_code, fault);
+    s.set_next(reg::PC, pc_next);
+    s.set_next(reg::BUSY, busy_next);
+    s.halt(stopping);
 
     let mut memories = vec![MemoryDesc { name: "X".into(), word_width: 32, addr_width: 6 }];
     if words {
@@ -1040,7 +970,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     } else {
         memories.extend((0..4).map(|i| MemoryDesc { name: format!("RAM{i}"), word_width: 8, addr_width: aw }));
     }
-    let desc = MachineDesc::new(
+    let mut desc = MachineDesc::new(
         "rv32im",
         vec![RegisterDesc { name: "PC".into(), width: aw }, RegisterDesc { name: "BUSY".into(), width: BUSY_BITS }],
         memories,
@@ -1049,10 +979,11 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
             PortDesc { name: "EXIT".into(), width: 8 },
             PortDesc { name: "FAULT".into(), width: 40 },
         ],
-        s.b.circuit.clone(),
+        s.circuit.clone(),
     );
     // BUSY sequences the micro-coded instructions (DIV/REM, write(2), word-crossing accesses).
-    Ok(MachineDesc { micro_step: Some(reg::BUSY), ..desc })
+    desc.micro_step = Some(reg::BUSY);
+    Ok(desc)
 }
 
 /// RAM bytes (from the RAM base) as the words of the machine's RAM memories, in memory order from

@@ -162,97 +162,77 @@ pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) 
 /// trace starts from (the program's registers as loaded).
 pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu, opts: &Rv32MachineOptions) -> Result<LockstepReport, LockstepError> {
     use crate::circuit::{mem, port, reg};
-    use isa_api::{FieldRole, Token};
+    use isa_api::trace::{Decoded, StepDecoder};
     let mut x: Vec<u32> = cpu.regs().to_vec();
     x.resize(64, 0);
     let mut rep = LockstepReport { instructions: 0, steps: 0, output: Vec::new(), end: LockstepEnd::Limit };
     let mismatch = |n: u64, pc: u32, what: String| LockstepError::Mismatch { instructions: n, pc, what };
-    // Values of the current step's fields, by role.
-    let (mut pcv, mut busy, mut xa, mut xd, mut xd_none) = (0u64, 0u64, 0u64, 0u64, false);
-    let (mut out, mut exit, mut fault) = (None::<u64>, None::<u64>, None::<u64>);
+    let mut dec = StepDecoder::new(proto);
     for &t in generated {
-        match proto.decode(t) {
-            Some(Token::Value { field, value }) => {
-                let f = &proto.fields[field as usize];
-                let v = value << f.lo;
-                match f.role {
-                    FieldRole::RegNext { reg: r, .. } if r == reg::PC => pcv |= v,
-                    FieldRole::RegNext { reg: r, .. } if r == reg::BUSY => busy |= v,
-                    FieldRole::MemAddr { mem: m, .. } if m == mem::X => xa |= v,
-                    FieldRole::MemData { mem: m, .. } if m == mem::X => xd |= v,
-                    FieldRole::Out { port: p, .. } if p == port::OUT => out = Some(out.unwrap_or(0) | v),
-                    FieldRole::Out { port: p, .. } if p == port::EXIT => exit = Some(exit.unwrap_or(0) | v),
-                    FieldRole::Out { port: p, .. } if p == port::FAULT => fault = Some(fault.unwrap_or(0) | v),
-                    _ => {}
-                }
-            }
-            Some(Token::None { field }) => {
-                // A disabled write is one NONE on the group's first field (the address).
-                if matches!(proto.fields[field as usize].role, FieldRole::MemAddr { mem: m, .. } | FieldRole::MemData { mem: m, .. } if m == mem::X) {
-                    xd_none = true;
-                }
-            }
-            Some(Token::Step) => {
-                rep.steps += 1;
-                if !xd_none {
-                    x[xa as usize & 63] = xd as u32;
-                }
-                if let Some(b) = out {
-                    rep.output.push(b as u8);
-                }
-                let n = rep.instructions;
-                let pc = cpu.pc();
-                if let Some(code) = exit {
-                    match cpu.step() {
-                        Ok(StepEvent::Exit { code: c }) if c as u8 == code as u8 => {
-                            rep.instructions += 1;
-                            rep.end = LockstepEnd::Exit(code as u8);
-                        }
-                        other => return Err(mismatch(n, pc, format!("trace EXIT {code}, interpreter {other:?}"))),
-                    }
-                } else if let Some(f) = fault {
-                    // The interpreter must stop at the same instruction for the same reason and address (a
-                    // jump out of RAM: it retires the jump, then fails to fetch at the target).
-                    let code = FaultCode::from_value(f).ok_or_else(|| mismatch(n, pc, format!("FAULT value {f:#x} has no code")))?;
-                    let addr = crate::circuit::fault_address(f);
-                    let ev = cpu.step();
-                    let ev = match (code, ev) {
-                        (FaultCode::JumpOutOfRam, Ok(_)) => cpu.step(),
-                        (_, ev) => ev,
-                    };
-                    let agrees = match &ev {
-                        Ok(StepEvent::Breakpoint { .. }) => code == FaultCode::Breakpoint,
-                        Err(e @ Rv32Error::MemoryFault { access: Access::Fetch, .. }) => code == FaultCode::JumpOutOfRam && addr == fault_address_of(e),
-                        Err(e) => fault_of(e) == Some(code) && addr == fault_address_of(e),
-                        Ok(_) => false,
-                    };
-                    if !agrees {
-                        return Err(mismatch(n, pc, format!("trace FAULT {code:?} at address {addr:x?}, interpreter {ev:?}")));
-                    }
-                    rep.end = LockstepEnd::Fault(code);
-                } else if busy == 0 {
-                    let ev = cpu.step().map_err(|e| mismatch(n, pc, format!("trace retired, interpreter error {e}")))?;
-                    if let StepEvent::Write { data, .. } = &ev {
-                        let k = data.len();
-                        if rep.output.len() < k || rep.output[rep.output.len() - k..] != data[..] {
-                            return Err(mismatch(n, pc, "console bytes differ".into()));
-                        }
-                    }
-                    let tpc = opts.ram_base.wrapping_add((pcv as u32) << 2);
-                    if tpc != cpu.pc() {
-                        return Err(mismatch(n, pc, format!("pc: interpreter {:#010x}, trace {tpc:#010x}", cpu.pc())));
-                    }
-                    if x[..32] != cpu.regs()[..] {
-                        let i = (0..32).find(|i| x[*i] != cpu.regs()[*i]).unwrap_or(0);
-                        return Err(mismatch(n, pc, format!("x{i}: interpreter {:#010x}, trace {:#010x}", cpu.regs()[i], x[i])));
-                    }
+        let step = match dec.push(t) {
+            Ok(Decoded::Step(s)) => s,
+            Ok(_) => continue,
+            Err(e) => return Err(mismatch(rep.instructions, cpu.pc(), e.to_string())),
+        };
+        if step.halted {
+            break;
+        }
+        rep.steps += 1;
+        if let Some(w) = step.write(mem::X) {
+            x[w.addr as usize & 63] = w.data as u32;
+        }
+        if let Some(b) = step.output(port::OUT) {
+            rep.output.push(b as u8);
+        }
+        let (exit, fault) = (step.output(port::EXIT), step.output(port::FAULT));
+        let (pcv, busy) = (step.reg(reg::PC), step.reg(reg::BUSY));
+        let n = rep.instructions;
+        let pc = cpu.pc();
+        if let Some(code) = exit {
+            match cpu.step() {
+                Ok(StepEvent::Exit { code: c }) if c as u8 == code as u8 => {
                     rep.instructions += 1;
+                    rep.end = LockstepEnd::Exit(code as u8);
                 }
-                (pcv, busy, xa, xd, xd_none) = (0, 0, 0, 0, false);
-                (out, exit, fault) = (None, None, None);
+                other => return Err(mismatch(n, pc, format!("trace EXIT {code}, interpreter {other:?}"))),
             }
-            Some(Token::Halt) => break,
-            None => return Err(mismatch(rep.instructions, cpu.pc(), format!("token {t} outside the vocabulary"))),
+        } else if let Some(f) = fault {
+            // The interpreter must stop at the same instruction for the same reason and address (a
+            // jump out of RAM: it retires the jump, then fails to fetch at the target).
+            let code = FaultCode::from_value(f).ok_or_else(|| mismatch(n, pc, format!("FAULT value {f:#x} has no code")))?;
+            let addr = crate::circuit::fault_address(f);
+            let ev = cpu.step();
+            let ev = match (code, ev) {
+                (FaultCode::JumpOutOfRam, Ok(_)) => cpu.step(),
+                (_, ev) => ev,
+            };
+            let agrees = match &ev {
+                Ok(StepEvent::Breakpoint { .. }) => code == FaultCode::Breakpoint,
+                Err(e @ Rv32Error::MemoryFault { access: Access::Fetch, .. }) => code == FaultCode::JumpOutOfRam && addr == fault_address_of(e),
+                Err(e) => fault_of(e) == Some(code) && addr == fault_address_of(e),
+                Ok(_) => false,
+            };
+            if !agrees {
+                return Err(mismatch(n, pc, format!("trace FAULT {code:?} at address {addr:x?}, interpreter {ev:?}")));
+            }
+            rep.end = LockstepEnd::Fault(code);
+        } else if busy == 0 {
+            let ev = cpu.step().map_err(|e| mismatch(n, pc, format!("trace retired, interpreter error {e}")))?;
+            if let StepEvent::Write { data, .. } = &ev {
+                let k = data.len();
+                if rep.output.len() < k || rep.output[rep.output.len() - k..] != data[..] {
+                    return Err(mismatch(n, pc, "console bytes differ".into()));
+                }
+            }
+            let tpc = opts.ram_base.wrapping_add((pcv as u32) << 2);
+            if tpc != cpu.pc() {
+                return Err(mismatch(n, pc, format!("pc: interpreter {:#010x}, trace {tpc:#010x}", cpu.pc())));
+            }
+            if x[..32] != cpu.regs()[..] {
+                let i = (0..32).find(|i| x[*i] != cpu.regs()[*i]).unwrap_or(0);
+                return Err(mismatch(n, pc, format!("x{i}: interpreter {:#010x}, trace {:#010x}", cpu.regs()[i], x[i])));
+            }
+            rep.instructions += 1;
         }
     }
     Ok(rep)

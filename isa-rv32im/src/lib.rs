@@ -8,19 +8,20 @@
 //! - [`qemu_trace`]: parser for `qemu-riscv32 -singlestep -d cpu,nochain` logs and the lockstep comparison,
 //! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles) and a host-side hart over
 //!   the reference evaluator,
-//! - [`examples`]: the committed example programs of `examples/rv32/` with their expected output.
+//! - [`examples`]: the committed example programs of `examples/rv32/` with their expected output,
+//! - [`front`]: the machine's front for the binary (config keys, ELF loader, demo, console/exit/fault devices).
 //!
 //! "Unpriv" = *The RISC-V Instruction Set Manual, Volume I: Unprivileged ISA*, document version 20191213.
 
 pub mod alu;
 pub mod circuit;
-pub mod circuit_config;
 pub mod circuit_lockstep;
 pub mod circuit_plugin;
 pub mod decode;
 pub mod elf;
 pub mod error;
 pub mod examples;
+pub mod front;
 pub mod interp;
 pub mod mem;
 pub mod program;

@@ -25,7 +25,7 @@ fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usi
     let desc = rv32im_machine(opts).unwrap();
     let t0 = std::time::Instant::now();
     let fit = fit.map(|g| weaver::Geometry { vocab: isa_api::Protocol::of(&desc).vocab_size as usize, ..g });
-    let (proto, net, sched, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit, attention_layer: false }).expect("plans");
+    let (proto, net, sched, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: fit.map(Into::into), attention_layer: false }).expect("plans");
     let cfg = weaver::emit::config(&alloc);
     let g = alloc.geometry;
     let params = cfg.parameter_count();
@@ -128,7 +128,7 @@ fn weaves_into_qwen35_9b_geometry() {
     // 256 KiB does not fit 32 layers: the error names the layers it needs.
     let desc = rv32im_machine(&Rv32MachineOptions::ram_256k()).unwrap();
     let fit = weaver::Geometry { vocab: isa_api::Protocol::of(&desc).vocab_size as usize, ..qwen35_9b() };
-    let e = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(fit), attention_layer: false }).unwrap_err().to_string();
+    let e = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(fit.into()), attention_layer: false }).unwrap_err().to_string();
     assert!(e.contains("num_hidden_layers needs 50 but the target has 32"), "{e}");
 }
 

@@ -16,7 +16,7 @@ use common::*;
 use backends::sparse::SparseModel;
 use isa_api::Reference;
 use isa_rv32im::circuit::{MemoryLayout, Rv32MachineOptions, mem, port, ram_image, rv32im_machine};
-use weaver::host;
+use isa_api::host;
 
 fn program() -> Vec<u32> {
     let buf = BASE + 0x300;

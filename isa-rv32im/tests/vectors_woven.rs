@@ -8,9 +8,8 @@
 mod common;
 use backends::sparse::SparseModel;
 use common::*;
-use isa_api::{FieldRole, Token};
 use isa_rv32im::circuit::{Rv32MachineOptions, mem, reg, rv32im_machine};
-use weaver::host;
+use isa_api::host;
 
 const FILE: &str = "riscv/riscv-tests-rv32im-zba-vectors.json";
 
@@ -50,36 +49,12 @@ fn riscv_tests_vectors_on_the_woven_machine() {
         // (or +8), an illegal instruction, and halts.
         let out = host::run(proto, &prompt, 100, |t| model.step_argmax(&mut st, t)).unwrap();
         tokens += prompt.len() + out.trace.generated.len();
-        // The first step after which BUSY is 0 retired the instruction: its pc and register-file write.
-        let (mut pc, mut busy, mut xa, mut xd, mut xw) = (0u64, 0u64, 0u64, 0u64, true);
-        let mut retired = None;
-        for t in &out.trace.generated {
-            match proto.decode(*t) {
-                Some(Token::Value { field, value }) => {
-                    let f = &proto.fields[field as usize];
-                    match f.role {
-                        FieldRole::RegNext { reg: r, .. } if r == reg::PC => pc |= value << f.lo,
-                        FieldRole::RegNext { reg: r, .. } if r == reg::BUSY => busy |= value << f.lo,
-                        FieldRole::MemAddr { mem: m, .. } if m == mem::X => xa |= value << f.lo,
-                        FieldRole::MemData { mem: m, .. } if m == mem::X => xd |= value << f.lo,
-                        _ => {}
-                    }
-                }
-                Some(Token::None { field }) => {
-                    if matches!(proto.fields[field as usize].role, FieldRole::MemAddr { mem: m, .. } if m == mem::X) {
-                        xw = false;
-                    }
-                }
-                Some(Token::Step) => {
-                    if busy == 0 {
-                        retired = Some((pc, xw.then_some((xa, xd))));
-                        break;
-                    }
-                    (pc, busy, xa, xd, xw) = (0, 0, 0, 0, true);
-                }
-                _ => break,
-            }
-        }
+        // The first step after which BUSY is 0 retired the instruction: its pc and register-file write, read
+        // through the protocol's one decoder.
+        let retired = match proto.decode_steps(&out.trace.generated) {
+            Ok(steps) => steps.iter().take_while(|s| !s.halted).find(|s| s.reg(reg::BUSY) == 0).map(|s| (s.reg(reg::PC), s.write(mem::X).map(|w| (w.addr, w.data)))),
+            Err(_) => None,
+        };
         let got = match (kind, retired) {
             ("rr" | "imm", Some((_, Some((3, d))))) => Some(d as u32),
             ("br_taken" | "br_nottaken", Some((2, _))) => Some(1),

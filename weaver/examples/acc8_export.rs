@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("woven in {:.3} s", t0.elapsed().as_secs_f64());
     weaver::export::save(&w, &dir)?;
     let prog: Vec<u64> = acc8_stress_program(2).iter().map(|b| *b as u64).collect();
-    let prompt = weaver::host::program_prompt(&w.protocol, 0, 0, &prog);
+    let prompt = isa_api::host::program_prompt(&w.protocol, 0, 0, &prog);
     let mut r = Reference::new(acc8());
     r.load(0, 0, &prog);
     let want = r.run(steps);

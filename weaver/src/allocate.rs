@@ -19,11 +19,9 @@
 
 use crate::error::WeaveError;
 use crate::net::{Netlist, Sig, Source};
-use crate::schedule::{Mixers, Schedule};
+use crate::geometry::{Geometry, GeometryConfig};
+use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
-
-/// Most rows one head holds (keeps the gated norm exact, see `emit`).
-pub const MAX_DK: usize = 256;
 
 /// What a residual slot is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,70 +96,6 @@ pub struct LayerAlloc {
     pub groups: Vec<Vec<usize>>,
 }
 
-/// Model geometry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Geometry {
-    pub layers: usize,
-    pub hidden: usize,
-    pub intermediate: usize,
-    /// DeltaNet key heads.
-    pub key_heads: usize,
-    /// DeltaNet value heads (a multiple of `key_heads`).
-    pub value_heads: usize,
-    pub dk: usize,
-    pub dv: usize,
-    pub vocab: usize,
-    /// Every `attention_interval`-th layer is full attention (Qwen3.5's `full_attention_interval`; 0: none,
-    /// the weaver then adds one inert attention layer where a checkpoint needs it).
-    #[serde(default)]
-    pub attention_interval: usize,
-}
-
-impl Geometry {
-    /// Grow to `target`, or name every dimension that does not fit. `target.layers == 0` takes as many
-    /// layers as needed.
-    pub fn fit(&self, target: &Geometry) -> Result<Geometry, WeaveError> {
-        let mut over = Vec::new();
-        let mut chk = |name: &str, need: usize, have: usize| {
-            if need > have {
-                over.push(format!("{name} needs {need} but the target has {have}"));
-            }
-        };
-        if target.layers > 0 {
-            chk("num_hidden_layers", self.layers, target.layers);
-        }
-        chk("hidden_size", self.hidden, target.hidden);
-        chk("intermediate_size", self.intermediate, target.intermediate);
-        chk("linear_num_key_heads", self.key_heads, target.key_heads);
-        chk("linear_num_value_heads", self.value_heads, target.value_heads);
-        chk("linear_value_head_dim", self.dv, target.dv);
-        chk("vocab_size", self.vocab, target.vocab);
-        if target.key_heads == 0 || target.value_heads % target.key_heads != 0 {
-            over.push(format!("linear_num_value_heads {} must be a multiple of linear_num_key_heads {}", target.value_heads, target.key_heads));
-        } else if self.value_heads / self.key_heads > target.value_heads / target.key_heads {
-            over.push(format!(
-                "{} value heads per key head needed but the target has {}",
-                self.value_heads / self.key_heads,
-                target.value_heads / target.key_heads
-            ));
-        }
-        if crate::numerics::value_scale(target.dk).is_none() {
-            over.push(format!(
-                "linear_key_head_dim {} must be a power of two from 4 to {MAX_DK} (the weaver's exact one-hot memory reads, see numerics::value_scale)",
-                target.dk
-            ));
-        }
-        if target.dv % 4 != 0 {
-            over.push(format!("linear_value_head_dim {} must be a multiple of 4", target.dv));
-        }
-        if self.attention_interval != target.attention_interval {
-            over.push(format!("full_attention_interval {} was not scheduled (the target's other dimensions are invalid)", target.attention_interval));
-        }
-        let layers = if target.layers == 0 { self.layers } else { target.layers };
-        if over.is_empty() { Ok(Geometry { layers, ..*target }) } else { Err(WeaveError::Overflow(over.join("; "))) }
-    }
-}
-
 /// The allocation.
 #[derive(Clone, Debug)]
 pub struct Allocation {
@@ -181,25 +115,6 @@ impl Allocation {
     pub fn slot(&self, s: Sig) -> (usize, f32) {
         (self.slot_of[s.node as usize], s.sign())
     }
-}
-
-fn pow4_at_least(n: usize) -> usize {
-    let mut d = 4;
-    while d < n {
-        d *= 4;
-    }
-    d
-}
-
-/// Rows of each memory of a machine.
-pub fn memory_rows(desc: &isa_api::MachineDesc) -> Vec<usize> {
-    desc.memories.iter().map(|m| 1usize << m.addr_width).collect()
-}
-
-/// The minimal d_k: the smallest power of 4 holding the largest memory, at most [`MAX_DK`] (larger memories
-/// are split into blocks of that many rows).
-pub fn minimal_dk(desc: &isa_api::MachineDesc) -> usize {
-    pow4_at_least(memory_rows(desc).into_iter().map(|r| r.min(MAX_DK)).max().unwrap_or(1))
 }
 
 /// Nodes something reads: gates, memory reads and writes, register commits, the lm_head.
@@ -224,22 +139,6 @@ pub fn const_heads(net: &Netlist) -> Vec<usize> {
     fields.sort_unstable();
     fields.dedup();
     vec![fields.len(), net.reg_bits.len()]
-}
-
-/// The schedule's [`Mixers`] for a target geometry (or none: the minimal geometry).
-pub fn mixers(desc: &isa_api::MachineDesc, fit: Option<&Geometry>) -> Mixers {
-    match fit {
-        // A target the fit will reject anyway (see `Geometry::fit`) is scheduled as the minimal geometry, so the
-        // error names it instead of the schedule spreading reads over a bad shape.
-        Some(t) if t.key_heads > 0 && t.value_heads >= t.key_heads && crate::numerics::value_scale(t.dk).is_some() => Mixers {
-            dk: t.dk,
-            value_heads: t.value_heads,
-            key_heads: t.key_heads,
-            per_key: t.value_heads / t.key_heads,
-            attention_interval: t.attention_interval,
-        },
-        _ => Mixers::unbounded(minimal_dk(desc)),
-    }
 }
 
 /// Sublayer times of one node: `first_write` (the first sublayer adding to its slot; -1 for the embedding)
@@ -287,7 +186,8 @@ fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64
     (first_write, last_read)
 }
 
-/// Allocate heads, then slots and units; `fit` grows the minimal geometry to a requested one.
+/// Allocate heads, then slots and units; `fit` (a config's `[geometry]`) grows the minimal geometry to a
+/// requested one (missing fields at the minimal need).
 ///
 /// Slots are reused: a node's slot is free once its last reader has run, and an MLP *reset* unit (gate
 /// `128·1`, up `x + 1`, down `-1/128`: adds exactly `-(x + 1)`) sets it back to -1 in the first MLP at or
@@ -299,7 +199,7 @@ pub fn allocate(
     sched: &Schedule,
     desc: &isa_api::MachineDesc,
     proto: &isa_api::Protocol,
-    fit: Option<&Geometry>,
+    fit: Option<&GeometryConfig>,
     attention_layer: bool,
 ) -> Result<Allocation, WeaveError> {
     let nl = sched.num_layers;
@@ -481,10 +381,10 @@ pub fn allocate(
         .collect();
     let groups_for = |r: usize| -> usize { share_sets.iter().map(|s| s.iter().map(|n| n.div_ceil(r)).sum::<usize>()).max().unwrap_or(0).max(1) };
     let widest = share_sets.iter().flat_map(|s| s.iter().copied()).max().unwrap_or(1).max(1);
-    let r = match fit {
-        Some(t) if t.key_heads > 0 && t.value_heads % t.key_heads == 0 => (t.value_heads / t.key_heads).max(1),
-        _ => {
-            let dv = fit.map_or(dv_min, |t| t.dv.max(dv_min));
+    let r = match fit.and_then(|t| t.value_heads_per_key()) {
+        Some(r) => r,
+        None => {
+            let dv = fit.and_then(|t| t.dv).map_or(dv_min, |d| d.max(dv_min));
             let cost = |r: usize| 2 * groups_for(r) * dk + groups_for(r) * r * (3 * dv + 2);
             (1..=widest).min_by_key(|r| (cost(*r), *r)).unwrap_or(1)
         }
@@ -513,7 +413,7 @@ pub fn allocate(
         attention_interval: interval,
     };
     let geometry = match fit {
-        Some(t) => minimal.fit(t)?,
+        Some(t) => minimal.fit(&t.target(&minimal))?,
         None => minimal,
     };
     while slots.len() < geometry.hidden {
@@ -572,7 +472,7 @@ mod tests {
         let mut t = w.allocation.geometry;
         t.hidden += 3;
         t.layers += 1;
-        let w2 = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap();
+        let w2 = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t.into()), attention_layer: false }).unwrap();
         assert_eq!(w2.allocation.slots.iter().filter(|s| s.kind == SlotKind::Pad).count(), 3);
         assert_eq!(w2.config.num_hidden_layers, t.layers);
         let mut bad = t;
@@ -580,7 +480,7 @@ mod tests {
         let e = w.allocation.geometry.fit(&bad).unwrap_err().to_string();
         assert!(e.contains("linear_key_head_dim 96 must be a power of two"), "{e}");
         // an invalid target is scheduled as the minimal geometry and then named, not spread over
-        let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(Geometry { dk: 0, attention_interval: 4, ..t }), attention_layer: false }).unwrap_err().to_string();
+        let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(Geometry { dk: 0, attention_interval: 4, ..t }.into()), attention_layer: false }).unwrap_err().to_string();
         assert!(e.contains("linear_key_head_dim 0 must be a power of two") && e.contains("full_attention_interval 4 was not scheduled"), "{e}");
         bad = t;
         bad.hidden -= 4;
@@ -612,10 +512,10 @@ mod tests {
         // layer full attention
         let m = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap().allocation.geometry;
         let t = Geometry { layers: 0, hidden: m.hidden + 100, intermediate: m.intermediate + 100, key_heads: 3, value_heads: 3, dk: 64, dv: m.dv, vocab: m.vocab, attention_interval: 3 };
-        let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap_err().to_string();
+        let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t.into()), attention_layer: false }).unwrap_err().to_string();
         assert!(e.contains("layer 0 needs 6 value heads"), "{e}");
         let t = Geometry { key_heads: 4, value_heads: 8, ..t };
-        let w = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t), attention_layer: false }).unwrap();
+        let w = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(t.into()), attention_layer: false }).unwrap();
         let a = &w.allocation;
         assert_eq!(a.attention_layers, (0..a.layers.len()).filter(|l| l % 3 == 2).collect::<Vec<_>>());
         for l in &a.attention_layers {

@@ -4,16 +4,18 @@
 //! Passes, one module each: [`lower`] (word circuit -> bit-level threshold gates), [`prune`] (dead-gate
 //! elimination), [`schedule`] (gates and
 //! reads -> sublayers), [`allocate`] (typed residual slots, MLP units, DeltaNet heads, geometry), [`emit`]
-//! (tensors), [`report`] (figures and the allocation dump). [`numerics`] holds the f32 facts the weights rely
-//! on, [`host`] the circuit-free decode loop, [`manifest`] what is published with a woven model.
+//! (tensors), [`report`] (figures and the allocation dump). [`geometry`] holds the model's shape (minimal or
+//! fitted to a base model's), [`numerics`] the f32 facts the weights rely on, [`config`] the one machine config
+//! schema, [`manifest`] what is published with a woven model, [`export`] checkpoint directories.
 //!
 //! The residual stream holds only ±1 entries, so every RMSNorm is the identity (with the compensating gain of
 //! [`numerics::norm_gain_weight`]) and every linear form is an exact f32 integer.
 pub mod allocate;
+pub mod config;
 pub mod emit;
 pub mod error;
 pub mod export;
-pub mod host;
+pub mod geometry;
 pub mod lower;
 pub mod manifest;
 pub mod net;
@@ -22,7 +24,7 @@ pub mod prune;
 pub mod report;
 pub mod schedule;
 
-pub use allocate::Geometry;
+pub use geometry::{Geometry, GeometryConfig};
 pub use error::WeaveError;
 pub use manifest::Manifest;
 pub use report::Report;
@@ -35,8 +37,8 @@ use isa_api::{MachineDesc, Protocol};
 pub struct WeaveOptions {
     /// Fit a given geometry instead of the minimal one (error naming what overflows): its head counts and
     /// d_k bound each layer's token mixer (a memory read that does not fit one layer spreads over several),
-    /// and its `attention_interval` makes every such layer full attention.
-    pub fit: Option<Geometry>,
+    /// its `attention_interval` makes every such layer full attention; missing fields take the minimal need.
+    pub fit: Option<GeometryConfig>,
     /// Make one layer an inert full-attention layer (the last, if its mixer is idle; else one more layer),
     /// which transformers' cache needs to count positions. Exported checkpoints set it.
     pub attention_layer: bool,
@@ -60,8 +62,8 @@ pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::N
     desc.validate()?;
     let protocol = Protocol::of(desc);
     let netlist = prune::prune(&lower::lower(desc, &protocol)?);
-    let mixers = allocate::mixers(desc, opts.fit.as_ref());
-    let schedule = schedule::schedule(&netlist, &allocate::memory_rows(desc), &allocate::const_heads(&netlist), &mixers)?;
+    let mixers = geometry::mixers(desc, opts.fit.as_ref());
+    let schedule = schedule::schedule(&netlist, &geometry::memory_rows(desc), &allocate::const_heads(&netlist), &mixers)?;
     let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
     Ok((protocol, netlist, schedule, allocation))
 }

@@ -1,6 +1,9 @@
 //! The f32 facts the compiled weights rely on, each checked by a test with the same f32 operations the
 //! executors use (transformers' `Qwen3_5` math; `backends::sparse`).
 
+/// Most rows one head holds (d_k): keeps the one-hot reads and the gated norm exact (see [`value_scale`]).
+pub const MAX_DK: usize = 256;
+
 /// MLP pre-activation scale: `silu(128·n) == 128·relu(n)` exactly for every integer n (for n >= 1
 /// `exp(-128n)` underflows to 0; for n <= -1 `exp(128|n|)` overflows to inf, so silu is exactly -0).
 pub const K_MLP: f32 = 128.0;
@@ -24,14 +27,14 @@ pub fn query_scale(dk: usize) -> f32 {
 }
 
 /// The value written into a memory row's "on" entries for heads of `dk` rows (a power of two from 4 to
-/// [`crate::allocate::MAX_DK`]): a large f32 `V` with `silu(V) == V`, `silu(-V) == -0` and
+/// [`MAX_DK`]): a large f32 `V` with `silu(V) == V`, `silu(-V) == -0` and
 /// `V * query_scale(dk)` (one f32 product) exactly a power of two `o`, so a one-hot read returns exactly `o`
 /// on the on entries and the gated RMSNorm exactly 2 (see `emit`). For `d_k` a power of 4 the scale is a
 /// power of two and `V = 256`; otherwise `V` is the f32 within a few ulps of `256·sqrt(2)` whose product with
 /// the rounded scale rounds to exactly `256·sqrt(2/d_k)` (a power of two): 362.0387 for `d_k = 128`.
 /// Returns `None` for other `dk`.
 pub fn value_scale(dk: usize) -> Option<f32> {
-    if !dk.is_power_of_two() || !(4..=crate::allocate::MAX_DK).contains(&dk) {
+    if !dk.is_power_of_two() || !(4..=MAX_DK).contains(&dk) {
         return None;
     }
     let s = query_scale(dk);

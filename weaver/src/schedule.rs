@@ -14,35 +14,8 @@
 //! - a gate: the first MLP (odd s) whose input holds all its inputs.
 
 use crate::error::WeaveError;
+pub use crate::geometry::Mixers;
 use crate::net::{Netlist, Sig, Source};
-
-/// What the token mixers can hold: the geometry being fitted, or [`Mixers::unbounded`] for the minimal one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mixers {
-    /// Rows per head (d_k): a memory of more rows is split into blocks of d_k rows, one head each.
-    pub dk: usize,
-    /// Value heads one layer holds.
-    pub value_heads: usize,
-    /// Key heads one layer holds.
-    pub key_heads: usize,
-    /// Value heads per key head (Qwen3.5's grouped keys); heads of one key head share its query and key.
-    pub per_key: usize,
-    /// Layers `interval - 1, 2·interval - 1, ...` are full attention and hold no heads (transformers'
-    /// `Qwen3_5TextConfig`: `layer_types[i]` is full attention when `(i + 1) % full_attention_interval == 0`);
-    /// 0: none.
-    pub attention_interval: usize,
-}
-
-impl Mixers {
-    /// No limits: every read in one mixer (the minimal geometry).
-    pub fn unbounded(dk: usize) -> Mixers {
-        Mixers { dk, value_heads: usize::MAX, key_heads: usize::MAX, per_key: 1, attention_interval: 0 }
-    }
-    /// Is layer `l`'s mixer full attention?
-    pub fn is_attention(&self, l: usize) -> bool {
-        self.attention_interval > 0 && (l + 1) % self.attention_interval == 0
-    }
-}
 
 /// A run of block heads of one memory read in one layer: blocks `first .. first + count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,8 @@ use backends::sparse::SparseModel;
 use isa_api::examples::{acc8, acc8_stress_program};
 use isa_api::Reference;
 use std::sync::OnceLock;
-use weaver::{host, weave, WeaveOptions, Woven};
+use isa_api::host;
+use weaver::{weave, WeaveOptions, Woven};
 
 fn woven() -> &'static Woven {
     static W: OnceLock<Woven> = OnceLock::new();

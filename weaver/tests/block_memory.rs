@@ -10,7 +10,8 @@ use backends::sparse::SparseModel;
 use isa_api::examples::{scatter10, scatter10_image};
 use isa_api::Reference;
 use weaver::allocate::KeySrc;
-use weaver::{host, weave, WeaveOptions};
+use isa_api::host;
+use weaver::{weave, WeaveOptions};
 
 fn reference(steps: usize, image: &[u64]) -> Vec<u32> {
     let mut r = Reference::new(scatter10());

@@ -4,8 +4,9 @@ use backends::sparse::SparseModel;
 use isa_api::examples::{acc8, acc8_stress_program};
 use isa_api::Reference;
 use std::path::Path;
-use weaver::export::{load, save, MachineConfig};
-use weaver::host;
+use weaver::config::Config;
+use weaver::export::{load, save};
+use isa_api::host;
 
 fn reference_trace(prog: &[u64], steps: usize) -> Vec<u32> {
     let mut r = Reference::new(acc8());
@@ -16,9 +17,9 @@ fn reference_trace(prog: &[u64], steps: usize) -> Vec<u32> {
 #[test]
 fn fitted_geometry_saved_and_reloaded_runs_the_reference_trace() {
     let cfg_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/acc8-fit.toml");
-    let cfg = MachineConfig::from_file(&cfg_path).unwrap();
-    let desc = cfg.machine(Path::new(".")).unwrap();
-    let w = cfg.weave(&desc).unwrap();
+    let cfg = Config::from_file(&cfg_path).unwrap();
+    let desc = cfg.machine(&[&isa_api::examples::fronts::Acc8Front]).unwrap().describe().unwrap();
+    let w = weaver::weave(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer: true }).unwrap();
     assert_eq!((w.config.num_hidden_layers, w.config.hidden_size, w.config.intermediate_size), (8, 512, 1024));
     assert_eq!((w.config.linear_num_key_heads, w.config.linear_num_value_heads, w.config.linear_value_head_dim), (4, 16, 32));
     let dir = std::env::temp_dir().join(format!("loom-weaver-export-{}", std::process::id()));

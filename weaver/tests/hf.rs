@@ -6,7 +6,8 @@ mod common;
 
 use isa_api::examples::{acc8, acc8_stress_program};
 use isa_api::Reference;
-use weaver::{export::save, host, weave, WeaveOptions};
+use isa_api::host;
+use weaver::{export::save, weave, WeaveOptions};
 
 #[test]
 fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
@@ -42,7 +43,7 @@ fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
 fn transformers_runs_acc8_in_a_qwen35_shaped_geometry() {
     let m = weave(&acc8(), &WeaveOptions::default()).unwrap().allocation.geometry;
     let fit = weaver::Geometry { layers: 0, key_heads: 4, value_heads: 8, dk: 128, dv: 128, attention_interval: 4, ..m };
-    let w = weave(&acc8(), &WeaveOptions { fit: Some(fit), attention_layer: false }).unwrap();
+    let w = weave(&acc8(), &WeaveOptions { fit: Some(fit.into()), attention_layer: false }).unwrap();
     assert_eq!((w.config.linear_key_head_dim, w.config.linear_num_value_heads), (128, 8));
     assert!(w.config.layer_types.iter().any(|t| *t == backends::LayerType::FullAttention));
     let prog: Vec<u64> = acc8_stress_program(1).iter().map(|b| *b as u64).collect();

@@ -7,7 +7,8 @@ mod common;
 
 use isa_api::examples::{io8, io8_devices};
 use isa_api::Reference;
-use weaver::{export::save, host, weave, WeaveOptions};
+use isa_api::host;
+use weaver::{export::save, weave, WeaveOptions};
 
 #[test]
 fn injected_inputs_drive_the_woven_machine_like_the_reference() {

@@ -5,7 +5,8 @@
 use backends::sparse::SparseModel;
 use isa_api::{CircuitBuilder, CmpKind, MachineDesc, MemoryDesc, NodeId, PortDesc, Reference, RegisterDesc, ShiftKind};
 use proptest::prelude::*;
-use weaver::{host, weave, WeaveOptions};
+use isa_api::host;
+use weaver::{weave, WeaveOptions};
 
 struct Rng(u64);
 impl Rng {

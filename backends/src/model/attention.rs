@@ -8,7 +8,7 @@
 
 use super::layers::{Linear, RmsNorm};
 use super::ModelError;
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::TensorSource;
 use crate::config::Qwen35Config;
 use burn::tensor::{activation, Bool, Device, Tensor, TensorData};
 
@@ -34,7 +34,7 @@ pub(crate) struct Attention {
 }
 
 impl Attention {
-    pub fn load(ck: &Checkpoint, cfg: &Qwen35Config, prefix: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, cfg: &Qwen35Config, prefix: &str, device: &Device) -> Result<Self, ModelError> {
         let eps = cfg.rms_norm_eps;
         Ok(Self {
             q_proj: Linear::load(ck, &format!("{prefix}.q_proj.weight"), device)?,

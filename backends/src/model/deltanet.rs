@@ -13,7 +13,7 @@
 
 use super::layers::{upload, GatedRmsNorm, Linear};
 use super::ModelError;
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::TensorSource;
 use crate::config::Qwen35Config;
 use burn::tensor::{activation, Device, Tensor};
 
@@ -47,7 +47,7 @@ pub(crate) struct GatedDeltaNet {
 }
 
 impl GatedDeltaNet {
-    pub fn load(ck: &Checkpoint, cfg: &Qwen35Config, prefix: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, cfg: &Qwen35Config, prefix: &str, device: &Device) -> Result<Self, ModelError> {
         let (k, c) = (cfg.linear_conv_kernel_dim, cfg.linear_conv_dim());
         let hv = cfg.linear_num_value_heads;
         let cw = ck.tensor(&format!("{prefix}.conv1d.weight"))?; // [C, 1, K]

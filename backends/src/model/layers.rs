@@ -4,7 +4,7 @@
 //! `Qwen3_5RMSNormGated`, `Qwen3_5MLP`). Everything is computed in f32.
 
 use super::ModelError;
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::TensorSource;
 use burn::tensor::{activation, Device, Tensor, TensorData};
 
 /// Upload a host buffer as a tensor of shape `shape`.
@@ -21,7 +21,7 @@ pub(crate) struct Linear {
 }
 
 impl Linear {
-    pub fn load(ck: &Checkpoint, name: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, name: &str, device: &Device) -> Result<Self, ModelError> {
         let t = ck.tensor_transposed(name)?;
         let (i, o) = (t.shape[0], t.shape[1]);
         Ok(Self { w: upload(t.data, [i, o], device), out: o })
@@ -35,7 +35,7 @@ impl Linear {
 }
 
 /// Load a 1-D tensor `[n]` as `[1, n]` (a broadcastable row), applying `f` to each value on the host.
-pub(crate) fn load_row(ck: &Checkpoint, name: &str, device: &Device, f: impl Fn(f32) -> f32) -> Result<Tensor<2>, ModelError> {
+pub(crate) fn load_row(ck: &dyn TensorSource, name: &str, device: &Device, f: impl Fn(f32) -> f32) -> Result<Tensor<2>, ModelError> {
     let t = ck.tensor(name)?;
     let n = t.numel();
     Ok(upload(t.data.into_iter().map(f).collect(), [1, n], device))
@@ -55,7 +55,7 @@ pub(crate) struct RmsNorm {
 }
 
 impl RmsNorm {
-    pub fn load(ck: &Checkpoint, name: &str, eps: f64, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, name: &str, eps: f64, device: &Device) -> Result<Self, ModelError> {
         Ok(Self { scale: load_row(ck, name, device, |w| 1.0 + w)?, eps })
     }
 
@@ -77,7 +77,7 @@ pub(crate) struct GatedRmsNorm {
 }
 
 impl GatedRmsNorm {
-    pub fn load(ck: &Checkpoint, name: &str, eps: f64, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, name: &str, eps: f64, device: &Device) -> Result<Self, ModelError> {
         Ok(Self { w: load_row(ck, name, device, |w| w)?, eps })
     }
 
@@ -95,7 +95,7 @@ pub(crate) struct Mlp {
 }
 
 impl Mlp {
-    pub fn load(ck: &Checkpoint, prefix: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, prefix: &str, device: &Device) -> Result<Self, ModelError> {
         Ok(Self {
             gate: Linear::load(ck, &format!("{prefix}.gate_proj.weight"), device)?,
             up: Linear::load(ck, &format!("{prefix}.up_proj.weight"), device)?,

@@ -17,7 +17,7 @@ mod layers;
 pub use attention::KvCache;
 pub use deltanet::DeltaNetState;
 
-use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::checkpoint::{CheckpointError, TensorSource};
 use crate::config::{LayerType, Qwen35Config};
 use attention::Attention;
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -151,7 +151,7 @@ pub struct Qwen35Model {
 impl Qwen35Model {
     /// Load every weight of `ck` onto `device`, one tensor at a time (converted from the memory map, so only
     /// one tensor is ever held twice). `lm_head` and the embedding are loaded first, while little else is held.
-    pub fn load(ck: &Checkpoint, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, device: &Device) -> Result<Self, ModelError> {
         let cfg = ck.config().clone();
         let eps = cfg.rms_norm_eps;
         let (embed, lm_head) = if cfg.tie_word_embeddings {

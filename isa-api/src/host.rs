@@ -1,7 +1,9 @@
-//! The host side of a decode loop: program loading, stepping, the output port. It knows only the machine's
-//! published [`Protocol`] (the manifest) and a next-token function; no circuit, no reference evaluator.
+//! The host side of a decode loop: program loading, stepping, host devices. It knows only the machine's
+//! published [`Protocol`] (the manifest) and a next-token function; no circuit, no reference evaluator. The
+//! trace is read through the one decoder of [`crate::trace`].
 
-use isa_api::{FieldRole, Protocol, Token};
+use crate::protocol::Protocol;
+use crate::trace::{Decoded, StepDecoder, StepEvents, TraceError};
 use serde::{Deserialize, Serialize};
 
 /// A replayable trace: `{"prompt": [ids], "generated": [ids], "injected": [[i, id], ...]}` where `injected`
@@ -24,6 +26,15 @@ pub struct RunOutcome {
     pub outputs: Vec<(u32, u64)>,
 }
 
+/// Why a run stopped early: the executor failed, or the model wrote a token the protocol does not allow there.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError<E> {
+    #[error("executor: {0}")]
+    Executor(E),
+    #[error("the model left the protocol at generated token {index}: {error}")]
+    Trace { index: usize, error: TraceError },
+}
+
 /// The prompt that loads `words` into memory `mem` at `base` and starts the machine (a final STEP).
 pub fn program_prompt(proto: &Protocol, mem: u32, base: u64, words: &[u64]) -> Vec<u32> {
     let mut p = proto.load_tokens(mem, base, words);
@@ -33,30 +44,28 @@ pub fn program_prompt(proto: &Protocol, mem: u32, base: u64, words: &[u64]) -> V
 
 /// What the decode loop reports while it runs (see [`run_observed`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
-    /// A complete value was written to output port `port` (all its chunks seen).
-    Output { port: u32, value: u64 },
-    /// A generated token (`index` into `generated`), decoded.
+pub enum Event<'a> {
+    /// A generated (or injected) token, `index` into `generated`.
     Token { index: usize, token: u32 },
-    /// A STEP token was generated: `steps` steps done.
-    Step { steps: usize },
+    /// A step was completed (`STEP`, or `HALT`): `steps` steps done, and what the step did.
+    Step { steps: usize, step: &'a StepEvents },
 }
 
 /// Feed `prompt`, then decode greedily until HALT or `max_steps` STEP tokens. `next(token)` feeds one token
 /// and returns the model's next token.
-pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, next: impl FnMut(u32) -> Result<u32, E>) -> Result<RunOutcome, E> {
+pub fn run<E>(proto: &Protocol, prompt: &[u32], max_steps: usize, next: impl FnMut(u32) -> Result<u32, E>) -> Result<RunOutcome, RunError<E>> {
     run_observed(proto, prompt, max_steps, next, |_| {})
 }
 
-/// [`run`], calling `observe` for every generated token, completed output-port write and step, in trace
-/// order (a host prints console bytes as they come and draws progress from these).
+/// [`run`], calling `observe` for every generated token and every completed step, in trace order (a host
+/// prints console bytes as they come and draws progress from these).
 pub fn run_observed<E>(
     proto: &Protocol,
     prompt: &[u32],
     max_steps: usize,
     next: impl FnMut(u32) -> Result<u32, E>,
     observe: impl FnMut(Event),
-) -> Result<RunOutcome, E> {
+) -> Result<RunOutcome, RunError<E>> {
     run_io(proto, prompt, max_steps, next, observe, |_| Vec::new())
 }
 
@@ -72,71 +81,66 @@ pub fn run_io<E>(
     mut next: impl FnMut(u32) -> Result<u32, E>,
     mut observe: impl FnMut(Event),
     mut inject: impl FnMut(usize) -> Vec<u32>,
-) -> Result<RunOutcome, E> {
+) -> Result<RunOutcome, RunError<E>> {
     let mut out = RunOutcome { trace: Trace { prompt: prompt.to_vec(), ..Trace::default() }, ..RunOutcome::default() };
     let mut pred = None;
     for t in prompt {
-        pred = Some(next(*t)?);
+        pred = Some(next(*t).map_err(RunError::Executor)?);
     }
     let Some(mut tok) = pred else { return Ok(out) };
-    inject_at(&mut out, &mut tok, 0, &mut next, &mut inject, &mut observe)?;
-    let mut chunks: Vec<u64> = Vec::new();
+    let mut dec = StepDecoder::new(proto);
+    // The prompt's loads and its final STEP (or a prompt that stops inside a step, for tests).
+    for (i, t) in prompt.iter().enumerate() {
+        dec.push(*t).map_err(|error| RunError::Trace { index: i, error })?;
+    }
+    inject_at(&mut out, &mut tok, 0, &mut dec, &mut next, &mut inject, &mut observe)?;
     loop {
+        let index = out.trace.generated.len();
         out.trace.generated.push(tok);
-        observe(Event::Token { index: out.trace.generated.len() - 1, token: tok });
-        match proto.decode(tok) {
-            Some(Token::Halt) => {
+        observe(Event::Token { index, token: tok });
+        match dec.push(tok).map_err(|error| RunError::Trace { index, error })? {
+            Decoded::Step(step) if step.halted => {
                 out.halted = true;
+                observe(Event::Step { steps: out.steps, step: &step });
                 break;
             }
-            Some(Token::Step) => {
+            Decoded::Step(step) => {
                 out.steps += 1;
-                observe(Event::Step { steps: out.steps });
+                out.outputs.extend_from_slice(&step.outputs);
+                observe(Event::Step { steps: out.steps, step: &step });
                 if out.steps >= max_steps {
                     break;
                 }
-                tok = next(tok)?;
+                tok = next(tok).map_err(RunError::Executor)?;
                 let steps = out.steps;
-                inject_at(&mut out, &mut tok, steps, &mut next, &mut inject, &mut observe)?;
+                inject_at(&mut out, &mut tok, steps, &mut dec, &mut next, &mut inject, &mut observe)?;
                 continue;
-            }
-            Some(Token::Value { field, value }) => {
-                if let FieldRole::Out { port, chunk } = proto.fields[field as usize].role {
-                    if chunk == 0 {
-                        chunks.clear();
-                    }
-                    chunks.push(value << proto.fields[field as usize].lo);
-                    let last = proto.fields.get(field as usize + 1).is_none_or(|f| !matches!(f.role, FieldRole::Out { port: p, .. } if p == port));
-                    if last {
-                        let value = chunks.iter().fold(0, |a, b| a | b);
-                        out.outputs.push((port, value));
-                        observe(Event::Output { port, value });
-                    }
-                }
             }
             _ => {}
         }
-        tok = next(tok)?;
+        tok = next(tok).map_err(RunError::Executor)?;
     }
     Ok(out)
 }
 
-/// Feed the tokens the host injects at step boundary `steps`; `tok` becomes the model's prediction after the
-/// last one.
+/// Feed the tokens the host injects at step boundary `steps` (decoded and checked like generated ones);
+/// `tok` becomes the model's prediction after the last one.
 fn inject_at<E>(
     out: &mut RunOutcome,
     tok: &mut u32,
     steps: usize,
+    dec: &mut StepDecoder,
     next: &mut impl FnMut(u32) -> Result<u32, E>,
     inject: &mut impl FnMut(usize) -> Vec<u32>,
     observe: &mut impl FnMut(Event),
-) -> Result<(), E> {
+) -> Result<(), RunError<E>> {
     for t in inject(steps) {
         let i = out.trace.generated.len();
+        dec.push(t).map_err(|error| RunError::Trace { index: i, error })?;
         out.trace.generated.push(t);
         out.trace.injected.push((i, t));
         observe(Event::Token { index: i, token: t });
-        *tok = next(t)?;
+        *tok = next(t).map_err(RunError::Executor)?;
     }
     Ok(())
 }

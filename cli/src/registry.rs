@@ -1,0 +1,12 @@
+//! The machines this binary knows: one line per machine crate's front. A config's `[machine] isa = "..."`
+//! selects one; `plugin = "path"` and `description = "file.json"` machines take the generic front. Adding a
+//! machine is its crate plus one line here; no other part of the binary knows an ISA.
+
+use isa_api::MachineFront;
+
+/// The registry.
+pub static MACHINES: &[&dyn MachineFront] = &[
+    &isa_rv32im::front::Rv32Front,
+    &isa_api::examples::fronts::Acc8Front,
+    &isa_api::examples::fronts::Io8Front,
+];

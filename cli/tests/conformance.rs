@@ -1,0 +1,164 @@
+//! The executor conformance suite: every executor (`backends::ExecutorKind`: sparse, ndarray, flex, and wgpu
+//! with `WEAVER_WGPU=1`) runs the same checks through the one executor interface (`backends::Executor`), so a
+//! new executor is added by implementing the trait and passing this file.
+//!
+//! 1. the shared fixtures against transformers: each position's logits of token-by-token decoding within a
+//!    relative error of 1e-4 of the reference transformers wrote;
+//! 2. the woven acc8 machine in lockstep with its reference evaluator: every generated position equal;
+//! 3. a woven RV32 program (1 KiB machine: `exit(12)` after a few ALU instructions) replayed against the
+//!    reference interpreter and the circuit's reference: on the sparse executor always; the dense executors
+//!    hold its 0.8 G parameters as f32 (3.2 GB, about a token per second), so they run it with
+//!    `LOOM_CONFORMANCE_DENSE_RV32=1`.
+
+use backends::{Executor, ExecutorKind};
+use isa_api::front::{MemLoad, Program};
+use isa_api::{LoadImage, MachineFront, host};
+
+fn kinds() -> Vec<ExecutorKind> {
+    let wgpu = std::env::var("WEAVER_WGPU").is_ok_and(|v| v == "1");
+    if !wgpu {
+        eprintln!("wgpu not tested (set WEAVER_WGPU=1 to include it)");
+    }
+    ExecutorKind::ALL.into_iter().filter(|k| *k != ExecutorKind::Wgpu || wgpu).collect()
+}
+
+/// The fixtures directory (`WEAVER_FIXTURES`), or `None` with SKIPPED outside CI.
+fn fixtures() -> Vec<std::path::PathBuf> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let dir = std::env::var("WEAVER_FIXTURES").map(std::path::PathBuf::from).unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"));
+    if !dir.is_dir() {
+        assert!(!ci, "fixtures missing under CI=true: {}", dir.display());
+        eprintln!("SKIPPED: no fixtures at {} (set WEAVER_FIXTURES)", dir.display());
+        return vec![];
+    }
+    let mut v: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("qwen35-"))).collect();
+    v.sort();
+    assert!(!v.is_empty() || !ci, "no qwen35-* fixtures in {}", dir.display());
+    v
+}
+
+fn read_f32(path: &std::path::Path, name: &str) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let t = st.tensor(name).unwrap();
+    match t.dtype() {
+        safetensors::Dtype::F32 => t.data().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
+        safetensors::Dtype::I64 => t.data().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f32).collect(),
+        d => panic!("{name}: dtype {d:?}"),
+    }
+}
+
+fn rel_err(a: &[f32], b: &[f32]) -> f64 {
+    let (mut d, mut n) = (0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        d += (*x as f64 - *y as f64).powi(2);
+        n += (*y as f64).powi(2);
+    }
+    (d / n.max(1e-300)).sqrt()
+}
+
+#[test]
+fn every_executor_decodes_the_fixtures_like_transformers() {
+    for dir in fixtures() {
+        let reference = dir.join("reference.safetensors");
+        let ids: Vec<u32> = read_f32(&reference, "input_ids").iter().map(|v| *v as u32).collect();
+        let want = read_f32(&reference, "decode_logits");
+        for kind in kinds() {
+            let ex = backends::executor::open(kind, &dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            assert_eq!(ex.kind(), kind);
+            let vocab = ex.config().vocab_size;
+            let mut s = ex.session();
+            let mut worst = 0f64;
+            for (p, &t) in ids.iter().enumerate() {
+                let row = s.step(t).unwrap();
+                let e = rel_err(&row, &want[p * vocab..(p + 1) * vocab]);
+                worst = worst.max(e);
+                assert!(e <= 1e-4, "{} [{kind}] position {p}: relative error {e:.3e}", dir.display());
+            }
+            assert_eq!(s.position(), ids.len());
+            eprintln!("{} [{kind}]: {} positions, worst relative error {worst:.2e}", dir.file_name().unwrap().to_string_lossy(), ids.len());
+        }
+    }
+}
+
+/// Run `image` on `ex` for up to `steps` steps and replay the trace on the reference of `desc`; returns
+/// (positions compared, steps).
+fn lockstep(ex: &dyn Executor, desc: &isa_api::MachineDesc, image: &LoadImage, steps: usize) -> (usize, usize) {
+    let proto = isa_api::Protocol::of(desc);
+    let mut s = ex.session();
+    let out = host::run(&proto, &image.prompt(&proto), steps, |t| s.step_argmax(t)).unwrap();
+    let rep = isa_api::lockstep::replay(desc, image, &out.trace);
+    assert_eq!(rep.mismatch, None, "[{}] {}", ex.kind(), desc.name);
+    assert_eq!(rep.positions, out.trace.generated.len());
+    (rep.positions, out.steps)
+}
+
+#[test]
+fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
+    let desc = isa_api::examples::acc8();
+    let woven = weaver::weave(&desc, &weaver::WeaveOptions::default()).unwrap();
+    let prog: Vec<u64> = isa_api::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
+    let image = LoadImage { loads: vec![MemLoad { mem: 0, base: 0, words: prog }] };
+    for kind in kinds() {
+        let ex = backends::executor::build(kind, &woven.config, &woven.weights).unwrap();
+        let steps = match kind {
+            ExecutorKind::Sparse => 3000,
+            ExecutorKind::Flex => 1000,
+            ExecutorKind::Ndarray => 300,
+            ExecutorKind::Wgpu => 12,
+        };
+        let (positions, done) = lockstep(ex.as_ref(), &desc, &image, steps);
+        assert_eq!(done, steps);
+        eprintln!("acc8 [{kind}]: {steps} steps, {positions} positions equal to the reference, 0 mismatches");
+    }
+}
+
+/// A minimal ELF32 RISC-V executable: `words` at 0x10000 (the entry), one PT_LOAD segment.
+fn tiny_elf(words: &[u32]) -> Vec<u8> {
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut e = vec![0x7f, b'E', b'L', b'F', 1, 1, 1, 0];
+    e.resize(16, 0);
+    for v in [2u16, 243] {
+        e.extend(v.to_le_bytes());
+    }
+    for v in [1u32, 0x10000, 52, 0, 0] {
+        e.extend(v.to_le_bytes());
+    }
+    for v in [52u16, 32, 1, 40, 0, 0] {
+        e.extend(v.to_le_bytes());
+    }
+    for v in [1u32, 84, 0x10000, 0x10000, code.len() as u32, code.len() as u32, 5, 4] {
+        e.extend(v.to_le_bytes());
+    }
+    e.extend(code);
+    e
+}
+
+#[test]
+fn every_executor_runs_a_woven_rv32_program() {
+    let dense = std::env::var("LOOM_CONFORMANCE_DENSE_RV32").is_ok_and(|v| v == "1");
+    let mut keys = isa_api::toml::Table::new();
+    keys.insert("ram_size".into(), 1024.into());
+    let machine = isa_rv32im::front::Rv32Front.configure(&keys).unwrap();
+    let desc = machine.describe().unwrap();
+    let woven = weaver::weave(&desc, &weaver::WeaveOptions::default()).unwrap();
+    // addi x1, x0, 5; addi x2, x1, 7; addi a7, x0, 93; addi a0, x2, 0; ecall: exit(12)
+    let program = Program { name: "exit12".into(), bytes: tiny_elf(&[0x0050_0093, 0x0070_8113, 0x05d0_0893, 0x0001_0513, 0x0000_0073]), expected_console: None };
+    let image = machine.load(&program).unwrap();
+    for kind in kinds() {
+        if kind.is_dense() && !dense {
+            eprintln!("rv32 [{kind}]: not run (0.8 G dense parameters; set LOOM_CONFORMANCE_DENSE_RV32=1)");
+            continue;
+        }
+        let ex = backends::executor::build(kind, &woven.config, &woven.weights).unwrap();
+        let proto = isa_api::Protocol::of(&desc);
+        let mut s = ex.session();
+        let out = host::run(&proto, &image.prompt(&proto), 100, |t| s.step_argmax(t)).unwrap();
+        assert!(out.halted, "[{kind}] the program halts");
+        let rep = isa_api::lockstep::replay(&desc, &image, &out.trace);
+        assert_eq!((rep.mismatch, rep.positions), (None, out.trace.generated.len()), "[{kind}]");
+        let check = machine.check_trace(&program, &proto, &out.trace).expect("rv32 has an interpreter").unwrap();
+        assert_eq!((check.instructions, check.end.as_str()), (5, "exit 12"), "[{kind}]");
+        eprintln!("rv32 [{kind}]: {} positions equal to the reference, 5 instructions equal to the interpreter", rep.positions);
+    }
+}

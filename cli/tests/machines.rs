@@ -1,0 +1,103 @@
+//! Every machine of the registry runs through the same verbs: `loom weave`, `loom run` (config and
+//! checkpoint), `loom lockstep` and `loom bench-run`, with its built-in demo program. The test machines acc8
+//! and io8 are registered with one line each (`cli/src/registry.rs`) and need nothing else from the binary;
+//! rv32im goes the same way (`tests/rv32_run.rs`).
+
+mod common;
+use common::*;
+use isa_api::Reference;
+
+/// The console lines (`PORT value`) the reference evaluator's run of `desc` gives.
+fn reference_console(desc: isa_api::MachineDesc, load: &[u64], inject: fn(usize) -> Vec<(u32, u64)>, steps: usize) -> String {
+    let names: Vec<String> = desc.ports.iter().map(|p| p.name.clone()).collect();
+    let mut r = Reference::new(desc);
+    if !load.is_empty() {
+        r.load(0, 0, load);
+    }
+    let mut out = String::new();
+    for s in 0..steps {
+        for (p, v) in inject(s) {
+            r.inject(p, v);
+        }
+        let o = r.step();
+        if o.halted {
+            break;
+        }
+        for (p, v) in o.outputs {
+            out.push_str(&format!("{} {v}\n", names[p as usize]));
+        }
+    }
+    out
+}
+
+fn no_inputs(_: usize) -> Vec<(u32, u64)> {
+    Vec::new()
+}
+
+fn through_every_verb(config: &str, want_console: &str, halts_within: usize) {
+    let dir = scratch(&format!("verbs-{}", config.replace(['/', '.'], "-")));
+    let run = |args: &[&str]| {
+        let out = loom().current_dir(repo()).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    // loom run CONFIG: the built-in demo, its console equal to the reference's.
+    let (code, stdout, stderr) = run(&["run", config, "--no-progress"]);
+    assert_eq!(code, Some(0), "{config}: {stderr}");
+    assert_eq!(stdout, want_console, "{config}");
+    assert!(stderr.contains("[loom: halted;"), "{stderr}");
+    // loom lockstep CONFIG: every generated position equal to the reference evaluator.
+    let (code, stdout, stderr) = run(&["lockstep", config]);
+    assert_eq!(code, Some(0), "{config}: {stdout}\n{stderr}");
+    assert!(stdout.contains(", 0 programs disagreeing"), "{stdout}");
+    let positions: usize = stdout.lines().find(|l| l.starts_with("total:")).and_then(|l| l.split(", ").nth(1)).and_then(|s| s.split_whitespace().next()).and_then(|n| n.parse().ok()).expect("positions");
+    assert!(positions > 500, "{stdout}");
+    // loom bench-run CONFIG: JSON figures.
+    let (code, stdout, stderr) = run(&["bench-run", config]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["halted"].as_bool(), Some(true), "{stdout}");
+    assert!(j["steps"].as_u64().unwrap() <= halts_within as u64 && j["tokens_per_s"].as_f64().unwrap() > 0.0, "{stdout}");
+    // loom weave CONFIG --out DIR, then loom run --model DIR: the same console from the checkpoint alone.
+    let model = dir.join("model");
+    let (code, _, stderr) = run(&["weave", config, "--out", model.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(model.join("machine.json")).unwrap()).unwrap();
+    assert!(manifest["ports"].as_array().is_some_and(|p| !p.is_empty()), "the manifest carries the machine's face");
+    let (code, stdout, stderr) = run(&["run", "--no-progress", "--model", model.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, want_console, "{config} from its checkpoint");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn acc8_runs_through_every_verb() {
+    let prog: Vec<u64> = isa_api::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
+    let want = reference_console(isa_api::examples::acc8(), &prog, no_inputs, 100_000);
+    assert!(want.lines().count() > 100, "the demo prints its checksums");
+    through_every_verb("configs/acc8.toml", &want, 100_000);
+}
+
+#[test]
+fn io8_runs_through_every_verb_with_its_input_devices() {
+    let want = reference_console(isa_api::examples::io8(200), &[], isa_api::examples::io8_devices, 1000);
+    assert_eq!(want.lines().count(), 29, "an interrupt every 7 steps: {want}");
+    through_every_verb("configs/io8.toml", &want, 1000);
+}
+
+#[test]
+fn a_machine_outside_the_registry_is_named() {
+    let dir = scratch("unregistered");
+    let cfg = dir.join("simt.toml");
+    std::fs::write(&cfg, "[machine]\nisa = \"simt4\"\n").unwrap();
+    for verb in ["run", "lockstep", "bench-run", "weave"] {
+        let mut c = loom();
+        c.arg(verb).arg(&cfg);
+        if verb == "weave" {
+            c.arg("--out").arg(dir.join("out"));
+        }
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{verb}: {stderr}");
+        assert!(stderr.contains("no machine \"simt4\" (machines: rv32im, acc8, io8)"), "{verb}: {stderr}");
+    }
+}

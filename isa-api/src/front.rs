@@ -1,0 +1,288 @@
+//! A machine's front: what a machine crate hands the binary besides its circuit. It parses the machine's own
+//! config keys, describes the machine, turns a program file into the machine's load image, names a built-in
+//! demo program, and provides the host devices of a run (console, exit, fault report, input ports).
+//!
+//! The binary keeps one registry of [`MachineFront`]s (one line per machine) and runs every machine through
+//! the same verbs; nothing in it knows an ISA. A machine from a description file or a dynamically loaded
+//! plugin gets the generic front ([`GenericMachine`]): raw images into its first memory, output ports printed.
+//!
+//! Host devices only play what lies outside the machine: they read the decoded trace ([`StepEvents`]) and
+//! inject input values between steps; they never compute an instruction.
+
+use crate::host::Trace;
+use crate::machine::{MachineDesc, MachineFace};
+use crate::protocol::Protocol;
+use crate::trace::StepEvents;
+use std::io::Write;
+
+/// A front's error: a bad config key, a malformed program, a machine it does not serve. Names the problem.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FrontError(pub String);
+
+impl FrontError {
+    /// An error with this message.
+    pub fn new(msg: impl Into<String>) -> Self {
+        Self(msg.into())
+    }
+}
+
+/// A program file (or a built-in program): its name for messages, its bytes, and the console output it is
+/// known to produce (built-in examples), for lockstep checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub expected_console: Option<Vec<u8>>,
+}
+
+impl Program {
+    /// A program read from `path`.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, FrontError> {
+        let bytes = std::fs::read(path).map_err(|e| FrontError(format!("reading {}: {e}", path.display())))?;
+        Ok(Self { name: path.display().to_string(), bytes, expected_console: None })
+    }
+}
+
+/// Words the host loads into one memory before the first step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemLoad {
+    pub mem: u32,
+    /// First word address.
+    pub base: u64,
+    pub words: Vec<u64>,
+}
+
+/// A program as the machine's initial memory contents: the load tokens of the prompt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadImage {
+    pub loads: Vec<MemLoad>,
+}
+
+impl LoadImage {
+    /// The prompt: load tokens for every nonzero word of every load, in order, then `STEP`.
+    pub fn prompt(&self, proto: &Protocol) -> Vec<u32> {
+        let mut p = Vec::new();
+        for l in &self.loads {
+            p.extend(proto.load_tokens(l.mem, l.base, &l.words));
+        }
+        p.push(proto.step_token);
+        p
+    }
+
+    /// Apply the loads to a reference machine.
+    pub fn load_into(&self, r: &mut crate::Reference) {
+        for l in &self.loads {
+            r.load(l.mem, l.base, &l.words);
+        }
+    }
+}
+
+/// How a host run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The machine wrote `HALT`.
+    Halted,
+    /// The step bound was reached first.
+    StepLimit,
+}
+
+/// What the devices say at the end of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finish {
+    /// The process exit status (a program's exit code, or a fault/step-limit status).
+    pub status: u8,
+    /// One line for the user: how the program ended (`exit 0`, the fault with pc and address, ...).
+    pub summary: String,
+}
+
+/// Exit status when the machine faults: 128 + SIGABRT.
+pub const EXIT_FAULT: u8 = 134;
+/// Exit status when the step bound ends the run before the machine halts.
+pub const EXIT_STEP_LIMIT: u8 = 124;
+
+/// The host devices of one run.
+pub trait Devices {
+    /// Input-port values `(port, value)` the host injects at step boundary `steps` (0: before the first
+    /// step): device answers, interrupt lines, controllers. Default: none.
+    fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
+        Vec::new()
+    }
+    /// One step of the trace, decoded (a `HALT` step too).
+    fn step(&mut self, step: &StepEvents);
+    /// Instructions retired so far.
+    fn instructions(&self) -> u64;
+    /// Console bytes produced so far.
+    fn console(&self) -> &[u8];
+    /// The end of the run.
+    fn finish(&mut self, end: RunEnd) -> Finish;
+}
+
+/// An independent check of a finished trace (RV32: the reference interpreter, itself checked against QEMU).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceCheck {
+    /// What it compared against.
+    pub against: String,
+    /// Instructions compared.
+    pub instructions: u64,
+    /// How the program ended, in words (`exit 0`, a fault, `limit`).
+    pub end: String,
+    /// Console output the check saw.
+    pub console: Vec<u8>,
+}
+
+/// A configured machine.
+pub trait Machine {
+    /// A few words on how it is configured, for the run's header (`256 KiB RAM at 0x10000`).
+    fn about(&self) -> String {
+        String::new()
+    }
+    /// The machine description (state, circuit, host interface).
+    fn describe(&self) -> Result<MachineDesc, FrontError>;
+    /// The built-in demo program (`loom run CONFIG` with no program).
+    fn demo(&self) -> Option<Program>;
+    /// Built-in programs for `loom lockstep` (default: the demo).
+    fn examples(&self) -> Vec<Program> {
+        self.demo().into_iter().collect()
+    }
+    /// The built-in program named `name`.
+    fn example(&self, name: &str) -> Option<Program> {
+        self.examples().into_iter().find(|p| p.name == name)
+    }
+    /// Turn a program into the machine's load image; a malformed program is an error naming the problem.
+    fn load(&self, program: &Program) -> Result<LoadImage, FrontError>;
+    /// The host devices of a run of `program`: console bytes are echoed to `console` as they come.
+    fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError>;
+    /// Check a finished trace of `program` against an independent reference, where the machine has one
+    /// besides its circuit's [`crate::Reference`]. `None`: no such reference.
+    fn check_trace(&self, _program: &Program, _proto: &Protocol, _trace: &Trace) -> Option<Result<TraceCheck, String>> {
+        None
+    }
+}
+
+/// A registry entry: one machine crate's front.
+pub trait MachineFront: Sync {
+    /// The name configs select it by (`[machine] isa = "..."`) and the woven machine's name.
+    fn isa(&self) -> &'static str;
+    /// One line about the machine.
+    fn summary(&self) -> &'static str;
+    /// Configure the machine from its `[machine]` table (every key but `isa` and `plugin`); an unknown or bad
+    /// key is an error naming it.
+    fn configure(&self, section: &toml::Table) -> Result<Box<dyn Machine>, FrontError>;
+    /// The machine a woven checkpoint's face describes, for running `program` on it (`loom run --model`):
+    /// what the face leaves open the program may fix (RV32: the RAM base is the ELF's entry point).
+    fn from_face(&self, face: &MachineFace, program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError>;
+}
+
+/// Reject every key of a `[machine]` table but `allowed`, naming the first unknown one.
+pub fn check_keys(isa: &str, section: &toml::Table, allowed: &[&str]) -> Result<(), FrontError> {
+    match section.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(FrontError(format!(
+            "[machine]: unknown key {k:?} for machine {isa} ({})",
+            if allowed.is_empty() { "it takes no keys".to_string() } else { format!("it takes {}", allowed.join(", ")) }
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A machine known only by its description (a description file, a plugin, a checkpoint's face): programs are
+/// raw images loaded into memory 0 from address 0 (little-endian words of its width), the devices print
+/// every output-port write as `PORT value`.
+pub struct GenericMachine {
+    /// The description (`None` when only the face is known: a checkpoint).
+    pub desc: Option<MachineDesc>,
+    pub face: MachineFace,
+    pub demo: Option<Program>,
+    /// Input injections by step boundary, for machines whose input devices follow a fixed schedule.
+    pub schedule: Option<fn(usize) -> Vec<(u32, u64)>>,
+}
+
+impl GenericMachine {
+    /// A generic machine of description `desc`.
+    pub fn new(desc: MachineDesc, demo: Option<Program>) -> Self {
+        Self { face: desc.face.clone(), desc: Some(desc), demo, schedule: None }
+    }
+    /// A generic machine known by its face only (it runs, it cannot be woven).
+    pub fn of_face(face: MachineFace, demo: Option<Program>) -> Self {
+        Self { desc: None, face, demo, schedule: None }
+    }
+}
+
+/// Raw image bytes as little-endian words of `word_width` bits.
+pub fn raw_words(bytes: &[u8], word_width: u32) -> Vec<u64> {
+    let wb = word_width.div_ceil(8) as usize;
+    bytes.chunks(wb).map(|c| c.iter().rev().fold(0u64, |acc, b| (acc << 8) | *b as u64)).collect()
+}
+
+impl Machine for GenericMachine {
+    fn describe(&self) -> Result<MachineDesc, FrontError> {
+        self.desc.clone().ok_or_else(|| FrontError(format!("machine {} is known by its checkpoint only", self.face.name)))
+    }
+    fn demo(&self) -> Option<Program> {
+        self.demo.clone()
+    }
+    fn load(&self, program: &Program) -> Result<LoadImage, FrontError> {
+        if self.face.memories.is_empty() && program.bytes.is_empty() {
+            return Ok(LoadImage::default());
+        }
+        let m = self.face.memories.first().ok_or_else(|| FrontError(format!("machine {} has no memory to load {} into", self.face.name, program.name)))?;
+        let words = raw_words(&program.bytes, m.word_width);
+        if words.len() as u64 > 1u64 << m.addr_width {
+            return Err(FrontError(format!("{}: {} words do not fit memory {} of {} words", program.name, words.len(), m.name, 1u64 << m.addr_width)));
+        }
+        Ok(LoadImage { loads: vec![MemLoad { mem: 0, base: 0, words }] })
+    }
+    fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
+        let mut d = PortPrinter::new(face, console);
+        d.schedule = self.schedule;
+        Ok(Box::new(d))
+    }
+}
+
+/// Devices of a generic machine: every output-port write is a console line `PORT value`; instructions are
+/// counted by the micro-step rule; a halt is exit 0.
+pub struct PortPrinter {
+    names: Vec<String>,
+    micro_step: Option<u32>,
+    out: Box<dyn Write>,
+    console: Vec<u8>,
+    instructions: u64,
+    /// Input injections by step boundary (machines with input devices of their own set this).
+    pub schedule: Option<fn(usize) -> Vec<(u32, u64)>>,
+}
+
+impl PortPrinter {
+    /// Devices for `face`, echoing to `out`.
+    pub fn new(face: &MachineFace, out: Box<dyn Write>) -> Self {
+        Self { names: face.ports.iter().map(|p| p.name.clone()).collect(), micro_step: face.micro_step, out, console: Vec::new(), instructions: 0, schedule: None }
+    }
+}
+
+impl Devices for PortPrinter {
+    fn inject(&mut self, steps: usize) -> Vec<(u32, u64)> {
+        self.schedule.map_or_else(Vec::new, |f| f(steps))
+    }
+    fn step(&mut self, step: &StepEvents) {
+        if step.retired(self.micro_step) {
+            self.instructions += 1;
+        }
+        for (port, v) in &step.outputs {
+            let line = format!("{} {v}\n", self.names.get(*port as usize).map_or("?", |s| s.as_str()));
+            self.console.extend_from_slice(line.as_bytes());
+            let _ = self.out.write_all(line.as_bytes());
+        }
+    }
+    fn instructions(&self) -> u64 {
+        self.instructions
+    }
+    fn console(&self) -> &[u8] {
+        &self.console
+    }
+    fn finish(&mut self, end: RunEnd) -> Finish {
+        let _ = self.out.flush();
+        match end {
+            RunEnd::Halted => Finish { status: 0, summary: "halted".into() },
+            RunEnd::StepLimit => Finish { status: EXIT_STEP_LIMIT, summary: "the machine had not halted".into() },
+        }
+    }
+}

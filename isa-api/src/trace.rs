@@ -1,0 +1,362 @@
+//! The one trace decoder: tokens -> fields -> events, and the inverse.
+//!
+//! A machine step is written as its step fields in [`Protocol::step_fields`] order, then `STEP` (or the single
+//! token `HALT`); a disabled memory write or port is one `NONE` on its group's first field. Between steps the
+//! host may inject input-port values (`IN_<port>` chunks) and, in the prompt, load words into memories
+//! (`LOAD_<mem>_ADDR` chunks, then `LOAD_<mem>_DATA` chunks; the last data chunk commits the word).
+//!
+//! - [`Protocol::step_tokens`] writes one step's field values as tokens; [`StepDecoder`] reads them back, token
+//!   by token, checking that every token is the one the protocol allows at that position.
+//! - [`Protocol::step_events`] turns a step's field values into what happened: every register's next value,
+//!   the memory writes, the output-port writes ([`StepEvents`]).
+//!
+//! Every host loop, lockstep check and test reads traces through this module; nothing else decodes tokens.
+
+use crate::protocol::{FieldRole, Protocol, Token};
+use serde::{Deserialize, Serialize};
+
+/// A memory write of one step: memory `mem`, word address `addr`, `data`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemWriteEvent {
+    pub mem: u32,
+    pub addr: u64,
+    pub data: u64,
+}
+
+/// What one step of the trace says happened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepEvents {
+    /// The step was `HALT`: nothing else happened and the run is over.
+    pub halted: bool,
+    /// The value of every step field, in [`Protocol::step_fields`] order (`None` for each field of a disabled
+    /// write's or port's group); empty when halted. [`Protocol::step_tokens`] writes these back as tokens.
+    pub fields: Vec<Option<u64>>,
+    /// Every register's value after the step, by register index (empty when halted).
+    pub regs: Vec<u64>,
+    /// Memory writes of the step, in protocol order.
+    pub writes: Vec<MemWriteEvent>,
+    /// Output-port writes `(port, value)`, in protocol order.
+    pub outputs: Vec<(u32, u64)>,
+}
+
+impl StepEvents {
+    /// Register `reg`'s value after the step (0 when halted).
+    pub fn reg(&self, reg: u32) -> u64 {
+        self.regs.get(reg as usize).copied().unwrap_or(0)
+    }
+    /// The value written to output port `port` this step, if it was written.
+    pub fn output(&self, port: u32) -> Option<u64> {
+        self.outputs.iter().find(|(p, _)| *p == port).map(|(_, v)| *v)
+    }
+    /// The write to memory `mem` this step, if any.
+    pub fn write(&self, mem: u32) -> Option<MemWriteEvent> {
+        self.writes.iter().find(|w| w.mem == mem).copied()
+    }
+    /// Did this step retire an instruction? Yes unless halted or the micro-step register (see
+    /// [`crate::MachineFace::micro_step`]) is nonzero after it.
+    pub fn retired(&self, micro_step: Option<u32>) -> bool {
+        !self.halted && micro_step.is_none_or(|r| self.reg(r) == 0)
+    }
+}
+
+/// A token the protocol does not allow where it stands. `position` counts the tokens pushed into the decoder.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("trace position {position}: {msg}")]
+pub struct TraceError {
+    pub position: usize,
+    pub msg: String,
+}
+
+/// What one token completed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// Nothing complete yet (a field inside a step, or a chunk of a load or an injection).
+    Partial,
+    /// A step (ended by `STEP`) or `HALT`.
+    Step(StepEvents),
+    /// A host load of `word` into memory `mem` at `addr` (prompt tokens).
+    Load { mem: u32, addr: u64, word: u64 },
+    /// A host injection of `value` on input port `port` (between steps).
+    Input { port: u32, value: u64 },
+    /// The prompt's final `STEP`, which starts the machine (a bare `STEP` before the first step).
+    Start,
+}
+
+impl Protocol {
+    /// The tokens of one step whose step fields (in [`Self::step_fields`] order) carry `fields` (`None`: the
+    /// field's group is disabled, written as one `NONE`), then `STEP`. The inverse of [`StepDecoder`].
+    pub fn step_tokens(&self, fields: &[Option<u64>]) -> Vec<u32> {
+        let mut t = Vec::with_capacity(self.step_fields.len() + 1);
+        let mut k = 0;
+        while k < self.step_fields.len() {
+            t.push(self.encode(self.step_fields[k], fields[k]));
+            k = if fields[k].is_none() { self.after_none(k) } else { k + 1 };
+        }
+        t.push(self.step_token);
+        t
+    }
+
+    /// The events of a step whose step fields carry `fields` (as [`StepEvents::fields`]).
+    pub fn step_events(&self, fields: &[Option<u64>]) -> StepEvents {
+        let nregs = self.step_fields.iter().filter_map(|f| if let FieldRole::RegNext { reg, .. } = self.fields[*f as usize].role { Some(reg as usize + 1) } else { None }).max().unwrap_or(0);
+        let mut ev = StepEvents { halted: false, fields: fields.to_vec(), regs: vec![0; nregs], writes: Vec::new(), outputs: Vec::new() };
+        for (k, &fi) in self.step_fields.iter().enumerate() {
+            let f = &self.fields[fi as usize];
+            let Some(v) = fields[k] else { continue };
+            let v = v << f.lo;
+            match f.role {
+                FieldRole::RegNext { reg, .. } => ev.regs[reg as usize] |= v,
+                FieldRole::MemAddr { mem, chunk } => {
+                    if chunk == 0 {
+                        ev.writes.push(MemWriteEvent { mem, addr: 0, data: 0 });
+                    }
+                    if let Some(w) = ev.writes.last_mut() {
+                        w.addr |= v;
+                    }
+                }
+                FieldRole::MemData { .. } => {
+                    if let Some(w) = ev.writes.last_mut() {
+                        w.data |= v;
+                    }
+                }
+                FieldRole::Out { port, chunk } => {
+                    if chunk == 0 {
+                        ev.outputs.push((port, 0));
+                    }
+                    if let Some(o) = ev.outputs.last_mut() {
+                        o.1 |= v;
+                    }
+                }
+                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => {}
+            }
+        }
+        ev
+    }
+
+    /// Is `token` a host-only token (a load or an input injection), which the machine never writes?
+    pub fn is_host_token(&self, token: u32) -> bool {
+        matches!(self.decode(token), Some(Token::Value { field, .. } | Token::None { field }) if self.fields[field as usize].host_only)
+    }
+
+    /// Decode a whole token sequence into its steps (loads and injections are skipped; see [`StepDecoder`]
+    /// for them). A trailing incomplete step is dropped.
+    pub fn decode_steps(&self, tokens: &[u32]) -> Result<Vec<StepEvents>, TraceError> {
+        let mut d = StepDecoder::new(self);
+        let mut out = Vec::new();
+        for &t in tokens {
+            if let Decoded::Step(s) = d.push(t)? {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Reads a trace token by token (see the module docs).
+#[derive(Clone, Debug)]
+pub struct StepDecoder<'p> {
+    proto: &'p Protocol,
+    /// Position in `step_fields` of the next field of the current step.
+    k: usize,
+    fields: Vec<Option<u64>>,
+    /// A load in progress: memory, address, data so far.
+    load: Option<(u32, u64, u64)>,
+    /// An injection in progress: port, value so far.
+    input: Option<(u32, u64)>,
+    position: usize,
+    /// A step field (or the start) has been seen.
+    started: bool,
+}
+
+impl<'p> StepDecoder<'p> {
+    /// A decoder at the start of a trace (or of a step).
+    pub fn new(proto: &'p Protocol) -> Self {
+        Self { proto, k: 0, fields: vec![None; proto.step_fields.len()], load: None, input: None, position: 0, started: false }
+    }
+
+    /// Is the decoder between steps (no field of a step seen yet)?
+    pub fn at_boundary(&self) -> bool {
+        self.k == 0
+    }
+
+    /// Feed one token.
+    pub fn push(&mut self, token: u32) -> Result<Decoded, TraceError> {
+        let pos = self.position;
+        self.position += 1;
+        let p = self.proto;
+        let err = |msg: String| TraceError { position: pos, msg };
+        let expected = |k: usize| -> String {
+            match p.step_fields.get(k) {
+                Some(f) => format!("field {}", p.fields[*f as usize].name),
+                None => "STEP".to_string(),
+            }
+        };
+        let Some(tok) = p.decode(token) else { return Err(err(format!("token {token} is outside the vocabulary ({} tokens)", p.vocab_size))) };
+        match tok {
+            Token::Step => {
+                if self.k == 0 && !self.started {
+                    self.started = true;
+                    return Ok(Decoded::Start);
+                }
+                if self.k != p.step_fields.len() {
+                    return Err(err(format!("STEP where {} was expected", expected(self.k))));
+                }
+                let ev = p.step_events(&self.fields);
+                self.k = 0;
+                self.fields.iter_mut().for_each(|f| *f = None);
+                Ok(Decoded::Step(ev))
+            }
+            Token::Halt => {
+                if self.k != 0 {
+                    return Err(err(format!("HALT inside a step, where {} was expected", expected(self.k))));
+                }
+                Ok(Decoded::Step(StepEvents { halted: true, ..StepEvents::default() }))
+            }
+            Token::Value { field, .. } | Token::None { field } if p.fields[field as usize].host_only => {
+                if self.k != 0 {
+                    return Err(err(format!("host token {} inside a step, where {} was expected", p.describe(token), expected(self.k))));
+                }
+                let Token::Value { value, .. } = tok else { return Err(err(format!("{} has no NONE", p.fields[field as usize].name))) };
+                let f = &p.fields[field as usize];
+                let v = value << f.lo;
+                let next_same = |pred: &dyn Fn(FieldRole) -> bool| p.fields.get(field as usize + 1).is_some_and(|n| pred(n.role));
+                match f.role {
+                    FieldRole::LoadAddr { mem, chunk } => {
+                        let (m, a, _) = if chunk == 0 { (mem, 0, 0) } else { self.load.filter(|l| l.0 == mem).ok_or_else(|| err(format!("{} without its first chunk", f.name)))? };
+                        self.load = Some((m, a | v, 0));
+                        Ok(Decoded::Partial)
+                    }
+                    FieldRole::LoadData { mem, .. } => {
+                        let (m, a, d) = self.load.filter(|l| l.0 == mem).ok_or_else(|| err(format!("{} without a load address", f.name)))?;
+                        let d = d | v;
+                        if next_same(&|r| matches!(r, FieldRole::LoadData { mem: n, .. } if n == mem)) {
+                            self.load = Some((m, a, d));
+                            Ok(Decoded::Partial)
+                        } else {
+                            self.load = None;
+                            Ok(Decoded::Load { mem, addr: a, word: d })
+                        }
+                    }
+                    FieldRole::In { port, chunk } => {
+                        let (pt, acc) = if chunk == 0 { (port, 0) } else { self.input.filter(|i| i.0 == port).ok_or_else(|| err(format!("{} without its first chunk", f.name)))? };
+                        let acc = acc | v;
+                        if next_same(&|r| matches!(r, FieldRole::In { port: n, .. } if n == port)) {
+                            self.input = Some((pt, acc));
+                            Ok(Decoded::Partial)
+                        } else {
+                            self.input = None;
+                            Ok(Decoded::Input { port, value: acc })
+                        }
+                    }
+                    _ => Err(err(format!("{} is not a host field", f.name))),
+                }
+            }
+            Token::Value { field, value } => {
+                if p.step_fields.get(self.k) != Some(&field) {
+                    return Err(err(format!("{} where {} was expected", p.describe(token), expected(self.k))));
+                }
+                self.fields[self.k] = Some(value);
+                self.k += 1;
+                self.started = true;
+                Ok(Decoded::Partial)
+            }
+            Token::None { field } => {
+                if p.step_fields.get(self.k) != Some(&field) {
+                    return Err(err(format!("{} where {} was expected", p.describe(token), expected(self.k))));
+                }
+                self.k = p.after_none(self.k);
+                self.started = true;
+                Ok(Decoded::Partial)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::Reference;
+
+    /// The decoder reads back exactly what the reference evaluator wrote: fields, registers, writes, outputs,
+    /// loads and injections; a token out of place is an error naming the expected field.
+    #[test]
+    fn the_decoder_reads_what_the_protocol_writes() {
+        let d = crate::examples::scatter10();
+        let mut r = Reference::new(d.clone());
+        let image = crate::examples::scatter10_image(100);
+        r.load(0, 0, &image);
+        let p = r.protocol.clone();
+        let mut tokens = p.load_tokens(0, 0, &image);
+        tokens.push(p.step_token);
+        let mut want = Vec::new();
+        for _ in 0..300 {
+            let before = r.state.clone();
+            let o = r.step();
+            tokens.extend(r.step_tokens(&o));
+            want.push((before, o.clone(), r.state.clone()));
+            if o.halted {
+                break;
+            }
+        }
+        let mut dec = StepDecoder::new(&p);
+        let (mut loads, mut steps) = (Vec::new(), Vec::new());
+        for &t in &tokens {
+            match dec.push(t).unwrap() {
+                Decoded::Load { mem, addr, word } => loads.push((mem, addr, word)),
+                Decoded::Step(s) => steps.push(s),
+                _ => {}
+            }
+        }
+        let nonzero: Vec<(u32, u64, u64)> = image.iter().enumerate().filter(|(_, w)| **w != 0).map(|(i, w)| (0, i as u64, *w)).collect();
+        assert_eq!(loads, nonzero);
+        assert_eq!(steps.len(), want.len());
+        let mut writes = 0;
+        for (s, (before, o, after)) in steps.iter().zip(&want) {
+            assert_eq!(s.fields, o.fields);
+            assert_eq!(s.outputs, o.outputs);
+            assert_eq!(s.regs, after.regs);
+            assert_eq!(p.step_tokens(&s.fields), r.step_tokens(o));
+            for w in &s.writes {
+                assert_eq!(after.mems[w.mem as usize][w.addr as usize], w.data);
+                writes += (before.mems[w.mem as usize] != after.mems[w.mem as usize]) as usize;
+            }
+        }
+        assert!(writes > 20, "{writes} writes");
+        // Out of place: a STEP too early, a field twice, HALT inside a step, a token outside the vocabulary.
+        let first = p.encode(p.step_fields[0], Some(1));
+        let mut dec = StepDecoder::new(&p);
+        dec.push(first).unwrap();
+        let e = dec.push(first).unwrap_err().to_string();
+        assert!(e.contains("position 1") && e.contains(&format!("field {} was expected", p.fields[p.step_fields[1] as usize].name)), "{e}");
+        // A bare STEP starts the machine (the prompt's last token); after that it must end a step.
+        let mut dec = StepDecoder::new(&p);
+        assert_eq!(dec.push(p.step_token).unwrap(), Decoded::Start);
+        let e = dec.push(p.step_token).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("STEP where field"), "{e}");
+        let mut dec = StepDecoder::new(&p);
+        dec.push(first).unwrap();
+        assert!(dec.push(p.halt_token).unwrap_err().to_string().contains("HALT inside a step"));
+        assert!(StepDecoder::new(&p).push(p.vocab_size).unwrap_err().to_string().contains("outside the vocabulary"));
+    }
+
+    #[test]
+    fn injections_decode_to_their_port_and_value() {
+        let d = crate::examples::io8(40);
+        let mut r = Reference::new(d);
+        let (tokens, injected) = r.run_io(40, crate::examples::io8_devices);
+        let p = &r.protocol;
+        let mut dec = StepDecoder::new(p);
+        let mut got = Vec::new();
+        let mut boundary = 0;
+        for &t in &tokens {
+            match dec.push(t).unwrap() {
+                Decoded::Input { port, value } => got.push((boundary, port, value)),
+                Decoded::Step(_) => boundary += 1,
+                _ => {}
+            }
+        }
+        let want: Vec<(usize, u32, u64)> = (0..40).flat_map(|s| crate::examples::io8_devices(s).into_iter().map(move |(port, v)| (s, port, v))).collect();
+        assert_eq!(got.len(), injected.len());
+        assert_eq!(got, want[..got.len()]);
+    }
+}
