@@ -344,7 +344,7 @@ mod tests {
         b.set_next(0, n);
         b.output(0, r, en);
         b.halt(h);
-        let d = MachineDesc::new("ctr", vec![RegisterDesc { name: "R".into(), width: 8 }], vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 4 }], vec![PortDesc { name: "OUT".into(), width: 8 }], b.finish());
+        let d = MachineDesc::new("ctr", vec![RegisterDesc { name: "R".into(), width: 8 }], vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 4 }], vec![PortDesc::new("OUT", 8)], b.finish());
         d.validate().unwrap();
         let mut m = Reference::new(d);
         let t = m.run(10);

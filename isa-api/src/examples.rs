@@ -129,7 +129,7 @@ pub fn acc8() -> MachineDesc {
         "acc8",
         vec![RegisterDesc { name: "PC".into(), width: 8 }, RegisterDesc { name: "ACC".into(), width: 8 }],
         vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 8 }],
-        vec![PortDesc { name: "OUT".into(), width: 8 }],
+        vec![PortDesc::new("OUT", 8)],
         b.finish(),
     )
 }
@@ -212,7 +212,7 @@ pub fn scatter10() -> MachineDesc {
         "scatter10",
         vec![RegisterDesc { name: "P".into(), width: 10 }, RegisterDesc { name: "A".into(), width: 8 }],
         vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 10 }],
-        vec![PortDesc { name: "OUT".into(), width: 8 }],
+        vec![PortDesc::new("OUT", 8)],
         b.finish(),
     )
 }
@@ -309,10 +309,10 @@ pub fn io8(limit: u8) -> MachineDesc {
         "io8",
         vec![RegisterDesc { name: "ACC".into(), width: 8 }, RegisterDesc { name: "N".into(), width: 8 }],
         vec![],
-        vec![PortDesc { name: "OUT".into(), width: 8 }],
+        vec![PortDesc::new("OUT", 8)],
         b.finish(),
     )
-    .with_inputs(vec![PortDesc { name: "DATA".into(), width: 8 }, PortDesc { name: "IRQ".into(), width: 1 }])
+    .with_inputs(vec![PortDesc::new("DATA", 8), PortDesc::new("IRQ", 1)])
 }
 
 /// The host devices of [`io8`] used by the tests: at step boundary `s` (0 = after the prompt) DATA takes a new

@@ -239,14 +239,18 @@ impl Machine for GenericMachine {
     }
 }
 
-/// Devices of a generic machine: every output-port write is a console line `PORT value`; instructions are
-/// counted by the micro-step rule; a halt is exit 0.
+/// Devices of a generic machine, by the roles its ports publish ([`crate::PortRole`]): console ports write
+/// their bytes, an exit port's value is the exit status, a nonzero fault port value is a fault (status
+/// [`EXIT_FAULT`]); every other output-port write is a console line `PORT value`. Instructions are counted by
+/// the micro-step rule; a halt without an exit value is status 0.
 pub struct PortPrinter {
-    names: Vec<String>,
+    ports: Vec<crate::PortDesc>,
     micro_step: Option<u32>,
     out: Box<dyn Write>,
     console: Vec<u8>,
     instructions: u64,
+    exit: Option<u64>,
+    fault: Option<(u32, u64)>,
     /// Input injections by step boundary (machines with input devices of their own set this).
     pub schedule: Option<fn(usize) -> Vec<(u32, u64)>>,
 }
@@ -254,7 +258,7 @@ pub struct PortPrinter {
 impl PortPrinter {
     /// Devices for `face`, echoing to `out`.
     pub fn new(face: &MachineFace, out: Box<dyn Write>) -> Self {
-        Self { names: face.ports.iter().map(|p| p.name.clone()).collect(), micro_step: face.micro_step, out, console: Vec::new(), instructions: 0, schedule: None }
+        Self { ports: face.ports.clone(), micro_step: face.micro_step, out, console: Vec::new(), instructions: 0, exit: None, fault: None, schedule: None }
     }
 }
 
@@ -266,10 +270,24 @@ impl Devices for PortPrinter {
         if step.retired(self.micro_step) {
             self.instructions += 1;
         }
-        for (port, v) in &step.outputs {
-            let line = format!("{} {v}\n", self.names.get(*port as usize).map_or("?", |s| s.as_str()));
-            self.console.extend_from_slice(line.as_bytes());
-            let _ = self.out.write_all(line.as_bytes());
+        for &(port, v) in &step.outputs {
+            let p = self.ports.get(port as usize);
+            let bytes = match p.and_then(|p| p.role) {
+                Some(crate::PortRole::Console) => vec![v as u8],
+                Some(crate::PortRole::Exit) => {
+                    self.exit = Some(v);
+                    continue;
+                }
+                Some(crate::PortRole::Fault) => {
+                    if v != 0 && self.fault.is_none() {
+                        self.fault = Some((port, v));
+                    }
+                    continue;
+                }
+                None => format!("{} {v}\n", p.map_or("?", |p| p.name.as_str())).into_bytes(),
+            };
+            self.console.extend_from_slice(&bytes);
+            let _ = self.out.write_all(&bytes);
         }
     }
     fn instructions(&self) -> u64 {
@@ -280,9 +298,55 @@ impl Devices for PortPrinter {
     }
     fn finish(&mut self, end: RunEnd) -> Finish {
         let _ = self.out.flush();
+        if let Some(code) = self.exit {
+            return Finish { status: code as u8, summary: format!("exit {code}") };
+        }
+        if let Some((port, v)) = self.fault {
+            let name = self.ports.get(port as usize).map_or("?", |p| p.name.as_str());
+            return Finish { status: EXIT_FAULT, summary: format!("machine fault: {name} = {v:#x}") };
+        }
         match end {
             RunEnd::Halted => Finish { status: 0, summary: "halted".into() },
             RunEnd::StepLimit => Finish { status: EXIT_STEP_LIMIT, summary: "the machine had not halted".into() },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PortDesc, PortRole};
+
+    fn step(outputs: Vec<(u32, u64)>) -> StepEvents {
+        StepEvents { outputs, ..StepEvents::default() }
+    }
+
+    #[test]
+    fn generic_devices_follow_the_published_port_roles() {
+        let face = MachineFace {
+            name: "m".into(),
+            registers: vec![],
+            memories: vec![],
+            ports: vec![PortDesc::new("TTY", 8).with_role(PortRole::Console), PortDesc::new("DATA", 16), PortDesc::new("EXIT", 8).with_role(PortRole::Exit), PortDesc::new("FAULT", 8).with_role(PortRole::Fault)],
+            inputs: vec![],
+            io_ranges: vec![],
+            micro_step: None,
+        };
+        let mut d = PortPrinter::new(&face, Box::new(std::io::sink()));
+        d.step(&step(vec![(0, b'h' as u64), (1, 513)]));
+        d.step(&step(vec![(0, b'i' as u64)]));
+        assert_eq!(d.console(), b"hDATA 513\ni");
+        assert_eq!(d.instructions(), 2);
+        let mut e = PortPrinter::new(&face, Box::new(std::io::sink()));
+        e.step(&step(vec![(2, 7)]));
+        assert_eq!(e.finish(RunEnd::Halted), Finish { status: 7, summary: "exit 7".into() });
+        let mut f = PortPrinter::new(&face, Box::new(std::io::sink()));
+        f.step(&step(vec![(3, 0)]));
+        assert_eq!(f.finish(RunEnd::StepLimit).status, EXIT_STEP_LIMIT);
+        f.step(&step(vec![(3, 4)]));
+        assert_eq!(f.finish(RunEnd::Halted), Finish { status: EXIT_FAULT, summary: "machine fault: FAULT = 0x4".into() });
+        // A port's role is published in the description's JSON only when it has one.
+        let json = serde_json::to_string(&face.ports).unwrap();
+        assert!(json.contains("\"role\":\"console\"") && json.contains("{\"name\":\"DATA\",\"width\":16}"), "{json}");
     }
 }

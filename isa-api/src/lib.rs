@@ -25,6 +25,6 @@ pub use toml;
 pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind};
 pub use eval::{MachineState, Reference, StepOutcome};
 pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program};
-pub use machine::{DescError, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, RegisterDesc, API_VERSION};
+pub use machine::{DescError, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, RegisterDesc, API_VERSION};
 pub use trace::{MemWriteEvent, StepDecoder, StepEvents};
 pub use protocol::{Field, FieldRole, Protocol, Token};

@@ -21,11 +21,38 @@ pub struct MemoryDesc {
     pub addr_width: u32,
 }
 
+/// What the host does with an output port's values; published so that a host needs no ISA knowledge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortRole {
+    /// Each value is a console byte.
+    Console,
+    /// A value is the program's exit status; the machine halts after it.
+    Exit,
+    /// A nonzero value reports a machine fault (its encoding is the machine's); the machine halts after it.
+    Fault,
+}
+
 /// An output port the host observes (console, IO device), or an input port the host drives.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PortDesc {
     pub name: String,
     pub width: u32,
+    /// What the host does with it (`None`: a device port, its values shown as data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<PortRole>,
+}
+
+impl PortDesc {
+    /// A port without a role.
+    pub fn new(name: &str, width: u32) -> Self {
+        Self { name: name.into(), width, role: None }
+    }
+    /// The same port with `role`.
+    pub fn with_role(mut self, role: PortRole) -> Self {
+        self.role = Some(role);
+        self
+    }
 }
 
 /// A memory-mapped IO range of the machine's address space, published for the host: the circuit decodes
@@ -94,6 +121,10 @@ impl MachineFace {
     /// Index of the output port named `name`.
     pub fn port(&self, name: &str) -> Option<u32> {
         self.ports.iter().position(|p| p.name == name).map(|i| i as u32)
+    }
+    /// Index of the first output port with `role`.
+    pub fn port_with_role(&self, role: PortRole) -> Option<u32> {
+        self.ports.iter().position(|p| p.role == Some(role)).map(|i| i as u32)
     }
     /// Index of the input port named `name`.
     pub fn input(&self, name: &str) -> Option<u32> {

@@ -59,7 +59,7 @@
 //!   the interpreter reports it as a resumable event.
 //! - Exit and faults: pc stays at the ECALL / faulting instruction (the interpreter's pc moved past the exit).
 
-use isa_api::{CircuitBuilder, CmpKind, MachineDesc, MemoryDesc, NodeId, PortDesc, RegisterDesc, ShiftKind};
+use isa_api::{CircuitBuilder, CmpKind, MachineDesc, MemoryDesc, NodeId, PortDesc, PortRole, RegisterDesc, ShiftKind};
 use thiserror::Error;
 
 /// Register indices of the machine.
@@ -975,9 +975,9 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         vec![RegisterDesc { name: "PC".into(), width: aw }, RegisterDesc { name: "BUSY".into(), width: BUSY_BITS }],
         memories,
         vec![
-            PortDesc { name: "OUT".into(), width: 8 },
-            PortDesc { name: "EXIT".into(), width: 8 },
-            PortDesc { name: "FAULT".into(), width: 40 },
+            PortDesc::new("OUT", 8).with_role(PortRole::Console),
+            PortDesc::new("EXIT", 8).with_role(PortRole::Exit),
+            PortDesc::new("FAULT", 40).with_role(PortRole::Fault),
         ],
         s.circuit.clone(),
     );

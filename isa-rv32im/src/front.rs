@@ -192,7 +192,9 @@ impl Rv32Devices {
             Some(r) => r,
             None => need("register", face.register("BUSY"), "BUSY")?,
         };
-        let ports = (need("port", face.port("OUT"), "OUT")?, need("port", face.port("EXIT"), "EXIT")?, need("port", face.port("FAULT"), "FAULT")?);
+        use isa_api::PortRole;
+        let port = |role: PortRole, name: &str| need("port", face.port_with_role(role).or_else(|| face.port(name)), name);
+        let ports = (port(PortRole::Console, "OUT")?, port(PortRole::Exit, "EXIT")?, port(PortRole::Fault, "FAULT")?);
         let ram_mems: Vec<u32> = match face.memory("RAM") {
             Some(m) => vec![m],
             None => (0..4).map(|i| need("memory", face.memory(&format!("RAM{i}")), &format!("RAM{i}"))).collect::<Result<_, _>>()?,

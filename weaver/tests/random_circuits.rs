@@ -141,7 +141,7 @@ fn random_machine(seed: u64) -> (MachineDesc, Vec<u64>) {
     let o = fit(&mut b, o, ow);
     let oe = b.bit(oe, 0);
     b.output(0, o, oe);
-    let desc = MachineDesc::new("random", regs, vec![mem], vec![PortDesc { name: "OUT".into(), width: ow }], b.finish());
+    let desc = MachineDesc::new("random", regs, vec![mem], vec![PortDesc::new("OUT", ow)], b.finish());
     desc.validate().unwrap();
     let image: Vec<u64> = (0..16).map(|_| r.below(1 << 16)).collect();
     (desc, image)
