@@ -62,9 +62,9 @@ fn the_demo_prints_exact_products_and_replays_against_the_interpreter() {
     let desc = isa_rv32im::rv32im_machine(&opts).unwrap();
     let proto = isa_api::Protocol::of(&desc);
     let cpu = isa_rv32im::load_elf(demo.elf, opts.interp_config()).unwrap();
-    let rep = isa_rv32im::circuit_lockstep::trace_lockstep(&proto, &generated, cpu, &opts).expect("lockstep");
+    let rep = isa_rv32im::lockstep::trace_lockstep(&proto, &generated, cpu, &opts).expect("lockstep");
     assert_eq!(rep.output, demo.expected_stdout);
-    assert_eq!(rep.end, isa_rv32im::circuit_lockstep::LockstepEnd::Exit(0));
+    assert_eq!(rep.end, isa_rv32im::lockstep::LockstepEnd::Exit(0));
     assert!(rep.instructions > 600, "{} instructions", rep.instructions);
     eprintln!("demo: {} instructions, {} generated tokens compared with the interpreter, 0 mismatches", rep.instructions, generated.len());
 }
@@ -177,8 +177,8 @@ fn an_exported_rv32im_checkpoint_runs_an_elf() {
     let opts = isa_rv32im::Rv32MachineOptions { ram_base: 0x10000, ram_size: 1024, ..Default::default() };
     let proto = isa_api::Protocol::of(&isa_rv32im::rv32im_machine(&opts).unwrap());
     let cpu = isa_rv32im::load_elf(&std::fs::read(&elf).unwrap(), opts.interp_config()).unwrap();
-    let rep = isa_rv32im::circuit_lockstep::trace_lockstep(&proto, &generated, cpu, &opts).expect("lockstep");
-    assert_eq!((rep.instructions, rep.end), (3, isa_rv32im::circuit_lockstep::LockstepEnd::Exit(7)));
+    let rep = isa_rv32im::lockstep::trace_lockstep(&proto, &generated, cpu, &opts).expect("lockstep");
+    assert_eq!((rep.instructions, rep.end), (3, isa_rv32im::lockstep::LockstepEnd::Exit(7)));
     // A program linked elsewhere than a valid RAM base is named.
     let bad = dir.join("odd.elf");
     let mut e = tiny_elf(&[0x0000_0073]);

@@ -15,7 +15,7 @@
 //! interpreter (itself checked against qemu-riscv32 by `rv32-lockstep`).
 
 use crate::circuit::{MemoryLayout, Rv32MachineOptions, mem, ram_image, rv32im_machine};
-use crate::circuit_lockstep::{LockstepEnd, trace_lockstep};
+use crate::lockstep::{LockstepEnd, trace_lockstep};
 use crate::program::ProgramImage;
 use crate::FaultCode;
 use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program, RunEnd, TraceCheck};
@@ -157,6 +157,7 @@ impl Machine for Rv32Machine {
                 LockstepEnd::Exit(c) => format!("exit {c}"),
                 LockstepEnd::Fault(f) => format!("{f:?}"),
                 LockstepEnd::Limit => "limit".into(),
+                LockstepEnd::Error(e) => format!("error: {e}"),
             },
             console: rep.output,
         }))

@@ -5,7 +5,8 @@
 //! - [`mem`]: flat little-endian byte RAM,
 //! - [`interp`]: the reference interpreter with the Linux ecall ABI of qemu-riscv32 (write, exit),
 //! - [`elf`]: the ELF32 loader,
-//! - [`qemu_trace`]: parser for `qemu-riscv32 -singlestep -d cpu,nochain` logs and the lockstep comparison,
+//! - [`lockstep`]: the lockstep checks with one report type: the interpreter against qemu-riscv32 logs
+//!   (`-singlestep -d cpu,nochain`), the circuit and woven traces against the interpreter,
 //! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles) and a host-side hart over
 //!   the reference evaluator,
 //! - [`examples`]: the committed example programs of `examples/rv32/` with their expected output,
@@ -15,7 +16,6 @@
 
 pub mod alu;
 pub mod circuit;
-pub mod circuit_lockstep;
 pub mod circuit_plugin;
 pub mod decode;
 pub mod elf;
@@ -23,9 +23,9 @@ pub mod error;
 pub mod examples;
 pub mod front;
 pub mod interp;
+pub mod lockstep;
 pub mod mem;
 pub mod program;
-pub mod qemu_trace;
 
 pub use circuit::{CircuitHart, FaultCode, Rv32MachineOptions, rv32im_machine};
 pub use elf::{ElfError, ElfImage, load_elf, parse_elf};

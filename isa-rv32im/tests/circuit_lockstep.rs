@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use isa_rv32im::circuit::{CircuitHart, FaultCode, MemoryLayout, Rv32MachineOptions, rv32im_machine};
-use isa_rv32im::circuit_lockstep::{LockstepEnd, lockstep};
+use isa_rv32im::lockstep::{LockstepEnd, lockstep};
 use isa_rv32im::examples::EXAMPLES;
 use isa_rv32im::{Config, Cpu, load_elf};
 
@@ -135,11 +135,11 @@ fn riscv_tests_vectors_on_the_circuit() {
 }
 
 /// Runs a program in lockstep and returns the final circuit state check.
-fn run_lockstep(prog: &[u32], regs: &[(usize, u32)]) -> isa_rv32im::circuit_lockstep::LockstepReport {
+fn run_lockstep(prog: &[u32], regs: &[(usize, u32)]) -> isa_rv32im::lockstep::LockstepReport {
     run_lockstep_on(&opts(), prog, regs)
 }
 
-fn run_lockstep_on(o: &Rv32MachineOptions, prog: &[u32], regs: &[(usize, u32)]) -> isa_rv32im::circuit_lockstep::LockstepReport {
+fn run_lockstep_on(o: &Rv32MachineOptions, prog: &[u32], regs: &[(usize, u32)]) -> isa_rv32im::lockstep::LockstepReport {
     let mut cpu = cpu64(prog);
     for (r, v) in regs {
         cpu.set_x(*r, *v);
@@ -295,7 +295,7 @@ fn reference_trace_decoded_by_the_host_matches_the_interpreter() {
         let cpu = load_elf(ex.elf, opts().interp_config()).unwrap();
         let mut hart = CircuitHart::from_cpu(&cpu, &opts()).unwrap();
         let tokens = hart.reference.run(10_000_000);
-        let rep = isa_rv32im::circuit_lockstep::trace_lockstep(&hart.reference.protocol, &tokens, cpu, &opts()).unwrap();
+        let rep = isa_rv32im::lockstep::trace_lockstep(&hart.reference.protocol, &tokens, cpu, &opts()).unwrap();
         assert_eq!(rep.output, ex.expected_stdout, "{name}");
         assert_eq!(rep.end, LockstepEnd::Exit(0), "{name}");
         let n = tokens.iter().filter(|t| **t == hart.reference.protocol.step_token).count() as u64;

@@ -154,9 +154,9 @@ fn woven_hello_64k_on_the_sparse_executor() {
     let first_bad = (0..n).find(|i| got.trace.generated[*i] != want[*i]);
     assert_eq!(first_bad, None, "first mismatch with the reference evaluator");
     assert_eq!(got.trace.generated.len(), want.len());
-    let rep = isa_rv32im::circuit_lockstep::trace_lockstep(&proto, &got.trace.generated, cpu, &opts).expect("woven trace in lockstep with the interpreter");
+    let rep = isa_rv32im::lockstep::trace_lockstep(&proto, &got.trace.generated, cpu, &opts).expect("woven trace in lockstep with the interpreter");
     assert_eq!(rep.output, ex.expected_stdout);
-    assert_eq!(rep.end, isa_rv32im::circuit_lockstep::LockstepEnd::Exit(ex.status().unwrap() as u8));
+    assert_eq!(rep.end, isa_rv32im::lockstep::LockstepEnd::Exit(ex.status().unwrap() as u8));
     eprintln!(
         "woven {} (64 KiB, {:?}): {} prompt + {} generated tokens, {} steps, {} positions equal to the reference, \
          {} instructions compared with the interpreter, 0 mismatches, {:.1} tokens/s",

@@ -6,7 +6,7 @@
 
 use isa_rv32im::Config;
 use isa_rv32im::examples::EXAMPLES;
-use isa_rv32im::qemu_trace::{lockstep_elf, qemu_available};
+use isa_rv32im::lockstep::qemu::{lockstep_elf, qemu_available};
 
 fn main() {
     if !qemu_available() {
@@ -44,12 +44,12 @@ fn main() {
                 continue;
             }
         };
-        let exit_ok = rep.exit_code.map(|c| c & 0xff) == qemu.status;
+        let exit_ok = rep.exit_code().map(i32::from) == qemu.status;
         let out_ok = rep.output == qemu.stdout;
         println!(
             "{:<12} {:>10} {:>10} {:>6} {:>6}",
             name,
-            rep.compared,
+            rep.instructions,
             rep.mismatch_count,
             if exit_ok { "same" } else { "DIFF" },
             if out_ok { "same" } else { "DIFF" }
@@ -57,10 +57,10 @@ fn main() {
         for m in &rep.mismatches {
             println!("  {m}");
         }
-        if let Some(e) = &rep.error {
+        if let isa_rv32im::lockstep::LockstepEnd::Error(e) = &rep.end {
             println!("  interpreter stopped: {e}");
         }
-        total += rep.compared;
+        total += rep.instructions;
         bad += rep.mismatch_count + (!exit_ok) as u64 + (!out_ok) as u64;
     }
     println!("{:<12} {:>10} {:>10}", "total", total, bad);

@@ -1,6 +1,7 @@
 //! Lockstep against QEMU: parse the per-instruction register dumps that
 //! `qemu-riscv32 -cpu rv32,c=false,a=false,f=false,d=false,zba=true -singlestep -d cpu,nochain -D trace.log prog.elf`
-//! writes, and compare them with the reference interpreter after every instruction.
+//! writes, and compare them with the reference interpreter after every instruction. A mismatch is counted and
+//! the interpreter resynchronised, so one run reports every difference.
 //!
 //! QEMU 7.2 user mode prints, before each instruction, one block
 //! ```text
@@ -16,6 +17,7 @@ use std::io::{self, BufRead};
 use std::path::Path;
 use std::process::Command;
 
+use super::{LockstepEnd, LockstepReport, Mismatch};
 use crate::interp::{Cpu, StepEvent};
 
 /// One register dump: pc and x0..x31, before an instruction.
@@ -126,63 +128,18 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     }
 }
 
-/// A difference between QEMU and the interpreter after an instruction.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mismatch {
-    /// Index of the instruction (0 = first executed) after which the states differ.
-    pub instruction: u64,
-    /// pc of that instruction.
-    pub at_pc: u32,
-    /// QEMU's state after it.
-    pub qemu: TraceState,
-    /// The interpreter's state after it.
-    pub interp: TraceState,
-}
-
-impl std::fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "after instruction #{} at pc {:#010x}:",
-            self.instruction, self.at_pc
-        )?;
-        if self.qemu.pc != self.interp.pc {
-            write!(
-                f,
-                " pc qemu {:#010x} interp {:#010x};",
-                self.qemu.pc, self.interp.pc
-            )?;
-        }
-        for i in 0..32 {
-            if self.qemu.x[i] != self.interp.x[i] {
-                write!(
-                    f,
-                    " x{i} qemu {:#010x} interp {:#010x};",
-                    self.qemu.x[i], self.interp.x[i]
-                )?;
-            }
-        }
-        Ok(())
+/// What QEMU's dump and the interpreter's state say differently, in words (`pc qemu .. interp ..; x15 ...;`).
+fn difference(qemu: &TraceState, interp: &TraceState) -> String {
+    let mut w = String::new();
+    if qemu.pc != interp.pc {
+        w.push_str(&format!(" pc qemu {:#010x} interp {:#010x};", qemu.pc, interp.pc));
     }
-}
-
-/// Outcome of a lockstep comparison.
-#[derive(Clone, Debug, Default)]
-pub struct LockstepReport {
-    /// Instructions after which pc and x0..x31 were compared.
-    pub compared: u64,
-    /// Number of instructions whose resulting state differed.
-    pub mismatch_count: u64,
-    /// The first few mismatches, for the report.
-    pub mismatches: Vec<Mismatch>,
-    /// Console output the interpreter produced.
-    pub output: Vec<u8>,
-    /// Exit code the interpreter reached, if the program exited.
-    pub exit_code: Option<i32>,
-    /// Error that stopped the interpreter, if any (counted as a mismatch).
-    pub error: Option<String>,
-    /// Instructions the interpreter retired in all.
-    pub executed: u64,
+    for i in 0..32 {
+        if qemu.x[i] != interp.x[i] {
+            w.push_str(&format!(" x{i} qemu {:#010x} interp {:#010x};", qemu.x[i], interp.x[i]));
+        }
+    }
+    w.trim_start().to_string()
 }
 
 fn snapshot(cpu: &Cpu) -> TraceState {
@@ -201,7 +158,7 @@ where
     I: IntoIterator<Item = io::Result<TraceState>>,
 {
     const KEEP: usize = 10;
-    let mut report = LockstepReport::default();
+    let mut report = LockstepReport::new();
     let mut iter = trace.into_iter();
     let Some(first) = iter.next().transpose()? else {
         return Err(io::Error::new(
@@ -210,7 +167,7 @@ where
         ));
     };
     if first.pc != cpu.pc() {
-        report.error = Some(format!(
+        report.end = LockstepEnd::Error(format!(
             "entry pc differs: qemu {:#010x}, interpreter {:#010x}",
             first.pc,
             cpu.pc()
@@ -220,7 +177,7 @@ where
     }
     let handle = |ev: StepEvent, report: &mut LockstepReport| match ev {
         StepEvent::Write { data, .. } => report.output.extend_from_slice(&data),
-        StepEvent::Exit { code } => report.exit_code = Some(code),
+        StepEvent::Exit { code } => report.end = LockstepEnd::Exit(code as u8),
         _ => {}
     };
     for state in iter {
@@ -229,23 +186,19 @@ where
         match cpu.step() {
             Ok(ev) => handle(ev, &mut report),
             Err(e) => {
-                report.error = Some(e.to_string());
+                report.end = LockstepEnd::Error(e.to_string());
                 report.mismatch_count += 1;
                 report.executed = cpu.instret();
                 return Ok(report);
             }
         }
-        report.compared += 1;
+        report.instructions += 1;
+        report.steps += 1;
         let mine = snapshot(cpu);
         if mine != state {
             report.mismatch_count += 1;
             if report.mismatches.len() < KEEP {
-                report.mismatches.push(Mismatch {
-                    instruction: report.compared - 1,
-                    at_pc,
-                    qemu: state.clone(),
-                    interp: mine,
-                });
+                report.mismatches.push(Mismatch { instruction: report.instructions - 1, pc: at_pc, what: difference(&state, &mine) });
             }
             cpu.set_pc(state.pc);
             for i in 1..32 {
@@ -254,11 +207,11 @@ where
         }
     }
     let mut tail = 0;
-    while report.exit_code.is_none() && tail < tail_limit {
+    while report.exit_code().is_none() && tail < tail_limit {
         match cpu.step() {
             Ok(ev) => handle(ev, &mut report),
             Err(e) => {
-                report.error = Some(e.to_string());
+                report.end = LockstepEnd::Error(e.to_string());
                 break;
             }
         }

@@ -1,36 +1,14 @@
-//! Lockstep of the circuit (run by `isa_api::eval::Reference`) against the interpreter [`Cpu`]: after every
-//! retired instruction pc and x0..x31 are compared; console bytes, exit status and stops must agree.
+//! Lockstep of the circuit (run by `isa_api::eval::Reference`) against the interpreter [`Cpu`], and of a woven
+//! machine's trace against the interpreter: after every retired instruction pc and x0..x31 are compared;
+//! console bytes, exit status and stops must agree. Both stop at the first disagreement ([`LockstepError`]).
 
+use super::{LockstepEnd, LockstepReport};
 use crate::circuit::{CircuitHart, FaultCode, HartError, Rv32MachineOptions};
 use crate::error::{Access, Rv32Error};
 use crate::interp::{Cpu, StepEvent};
 
 /// Most machine steps one instruction may take (a division takes 33, a write one per byte).
 pub const MAX_STEPS_PER_INSTRUCTION: usize = 1 << 20;
-
-/// How a lockstep run ended, when both sides agreed all along.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LockstepEnd {
-    /// Both exited with this status (`code & 0xff`).
-    Exit(u8),
-    /// Both stopped with this fault (the interpreter's error, mapped to the circuit's code).
-    Fault(FaultCode),
-    /// The instruction bound was reached.
-    Limit,
-}
-
-/// Figures of an agreeing lockstep run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockstepReport {
-    /// Instructions retired by both and compared (pc and x0..x31).
-    pub instructions: u64,
-    /// Machine steps of the circuit.
-    pub steps: u64,
-    /// Console output (identical on both sides).
-    pub output: Vec<u8>,
-    /// How it ended.
-    pub end: LockstepEnd,
-}
 
 /// The first disagreement.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,7 +47,7 @@ pub fn fault_of(e: &Rv32Error) -> Option<FaultCode> {
 /// Run `cpu` and a circuit hart made from it side by side for at most `max_instructions` instructions.
 pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) -> Result<LockstepReport, LockstepError> {
     let mut hart = CircuitHart::from_cpu(&cpu, opts)?;
-    let mut rep = LockstepReport { instructions: 0, steps: 0, output: Vec::new(), end: LockstepEnd::Limit };
+    let mut rep = LockstepReport::new();
     let mismatch = |n: u64, pc: u32, what: String| LockstepError::Mismatch { instructions: n, pc, what };
     while rep.instructions < max_instructions {
         let pc = cpu.pc();
@@ -165,7 +143,7 @@ pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu
     use isa_api::trace::{Decoded, StepDecoder};
     let mut x: Vec<u32> = cpu.regs().to_vec();
     x.resize(64, 0);
-    let mut rep = LockstepReport { instructions: 0, steps: 0, output: Vec::new(), end: LockstepEnd::Limit };
+    let mut rep = LockstepReport::new();
     let mismatch = |n: u64, pc: u32, what: String| LockstepError::Mismatch { instructions: n, pc, what };
     let mut dec = StepDecoder::new(proto);
     for &t in generated {
