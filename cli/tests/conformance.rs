@@ -3,7 +3,7 @@
 //! new executor is added by implementing the trait and passing this file.
 //!
 //! 1. the shared fixtures against transformers: each position's logits of token-by-token decoding within a
-//!    relative error of 1e-4 of the reference transformers wrote;
+//!    relative error of 1e-4 of the reference transformers wrote; a batch of two sequences decodes as each alone;
 //! 2. the woven acc8 machine in lockstep with its reference evaluator: every generated position equal;
 //! 3. a woven RV32 program (1 KiB machine: `exit(12)` after a few ALU instructions) replayed against the
 //!    reference interpreter and the circuit's reference: on the sparse executor always; the dense executors
@@ -76,6 +76,11 @@ fn every_executor_decodes_the_fixtures_like_transformers() {
                 assert!(e <= 1e-4, "{} [{kind}] position {p}: relative error {e:.3e}", dir.display());
             }
             assert_eq!(s.position(), ids.len());
+            // Batches: two sequences side by side give what each gives alone.
+            let other: Vec<u32> = ids.iter().rev().copied().collect();
+            let batch = ex.generate_batch(&[ids.clone(), other.clone()], 4).unwrap();
+            let alone: Vec<Vec<u32>> = [ids.clone(), other].iter().map(|p| ex.generate_batch(std::slice::from_ref(p), 4).unwrap().remove(0)).collect();
+            assert_eq!(batch, alone, "{} [{kind}] batch of two", dir.display());
             eprintln!("{} [{kind}]: {} positions, worst relative error {worst:.2e}", dir.file_name().unwrap().to_string_lossy(), ids.len());
         }
     }
