@@ -5,8 +5,7 @@
 //!
 //! Implemented by the sparse CPU executor ([`crate::sparse::SparseModel`]) and the dense burn model on each
 //! burn backend ([`crate::model::Qwen35Model`], feature `burn`). A new executor implements the trait, adds its
-//! kind here, and passes the conformance suite (`backends/tests/conformance.rs` and the weaver's
-//! `tests/conformance.rs`), which every kind runs.
+//! kind here, and passes the conformance suite (`cli/tests/conformance.rs`), which every kind runs.
 
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::Qwen35Config;
