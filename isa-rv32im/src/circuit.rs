@@ -259,6 +259,7 @@ mod scratch {
 const DIV_ITER: u64 = 128;
 
 /// Where the data access reads and writes RAM.
+#[derive(Clone)]
 enum DataPlan {
     /// Byte lanes: the row of each lane.
     Lanes { rows: Vec<NodeId> },
@@ -266,18 +267,244 @@ enum DataPlan {
     Word { row: NodeId, data: NodeId },
 }
 
-/// Build the RV32IM+Zba machine.
+/// Build the RV32IM+Zba machine: one step as a short pipeline of named sections, each a function that adds its
+/// nodes to the circuit and hands its signals on (the order of the calls is the order of the nodes).
 pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitError> {
     opts.validate()?;
-    let aw = opts.lane_addr_width();
-    let base = opts.ram_base as u64;
-    let size = opts.ram_size as u64;
-    // With the base a multiple of the size, RAM offsets are the low bits of an address and "in RAM" is one
-    // equality on the high bits; otherwise the base is subtracted.
-    let aligned_base = base.is_multiple_of(size);
+    let ram = &Ram::of(opts);
     let mut s = CircuitBuilder::new();
     let s = &mut s;
+    let fetch = fetch(s, ram);
+    let decode = decode(s, &fetch);
+    let pc_unit = pc_unit(s, ram, &fetch);
+    let alu = alu(s, &fetch, &decode, &pc_unit);
+    let divider = divider(s, &fetch, &decode);
+    let ecall = ecall(s, ram, &fetch, &decode, &divider);
+    let load_store = load_store(s, ram, &fetch, &decode, &divider, &ecall);
+    let control = control(s, ram, &fetch, &decode);
+    commit(s, ram, &fetch, &decode, &pc_unit, &alu, &divider, &ecall, &load_store, &control)
+}
 
+/// The RAM geometry every section reads: address width of a word index, base, size, and whether the base is a
+/// multiple of the size (then RAM offsets are the low bits of an address and "in RAM" is one equality).
+#[derive(Clone, Copy)]
+struct Ram {
+    aw: u32,
+    base: u64,
+    size: u64,
+    aligned_base: bool,
+    /// [`MemoryLayout::Words`] (else byte lanes).
+    words: bool,
+}
+
+impl Ram {
+    fn of(opts: &Rv32MachineOptions) -> Ram {
+        let base = opts.ram_base as u64;
+        let size = opts.ram_size as u64;
+        Ram { aw: opts.lane_addr_width(), base, size, aligned_base: base.is_multiple_of(size), words: opts.layout == MemoryLayout::Words }
+    }
+}
+
+/// Offset of a 32-bit address in RAM (aw + 2 bits) and whether the address is at or above base and below
+/// base + 2^(aw+2) (= base + size).
+fn ram_offset(s: &mut CircuitBuilder, ram: &Ram, addr: NodeId) -> (NodeId, NodeId) {
+    let Ram { aw, base, aligned_base, .. } = *ram;
+    let hiw = 32 - (aw + 2);
+    if aligned_base {
+        let lo = s.slice(addr, 0, aw + 2);
+        let hi = s.slice(addr, aw + 2, hiw);
+        let ok = s.eq_const(hi, base >> (aw + 2));
+        (lo, ok)
+    } else {
+        let bk = s.konst_masked(32, base);
+        let off = s.sub(addr, bk);
+        let lo = s.slice(off, 0, aw + 2);
+        let hi = s.slice(off, aw + 2, hiw);
+        let ok = s.eq_const(hi, 0);
+        (lo, ok)
+    }
+}
+
+/// What [`fetch`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct Fetch {
+    key15: NodeId,
+    key8: NodeId,
+    op5: NodeId,
+    w: NodeId,
+    pc: NodeId,
+    a: NodeId,
+    bv: NodeId,
+    f3: NodeId,
+    busy: NodeId,
+    busy0: NodeId,
+    s_d: NodeId,
+    s_n: NodeId,
+    s_q: NodeId,
+    s_r: NodeId,
+    a0: NodeId,
+    a1: NodeId,
+    a2: NodeId,
+    a7: NodeId,
+    rd: NodeId,
+    rd6: NodeId,
+    stopping: NodeId,
+}
+
+/// What [`decode`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct Decode {
+    imm_i: NodeId,
+    imm_u: NodeId,
+    is_op: NodeId,
+    is_div: NodeId,
+    is_ecall: NodeId,
+    imm_s: NodeId,
+    is_load: NodeId,
+    is_store: NodeId,
+    is_sys: NodeId,
+    ld: Vec<NodeId>,
+    st: Vec<NodeId>,
+    br: Vec<NodeId>,
+    imm_b: NodeId,
+    imm_j: NodeId,
+    is_jal: NodeId,
+    is_jalr: NodeId,
+    add: NodeId,
+    addi: NodeId,
+    and: NodeId,
+    andi: NodeId,
+    illegal: NodeId,
+    is_auipc: NodeId,
+    is_ebreak: NodeId,
+    is_lui: NodeId,
+    mul: NodeId,
+    mulh: NodeId,
+    mulhsu: NodeId,
+    mulhu: NodeId,
+    or: NodeId,
+    ori: NodeId,
+    sh1: NodeId,
+    sh2: NodeId,
+    sh3: NodeId,
+    sll: NodeId,
+    slli: NodeId,
+    slt: NodeId,
+    slti: NodeId,
+    sltiu: NodeId,
+    sltu: NodeId,
+    sra: NodeId,
+    srai: NodeId,
+    srl: NodeId,
+    srli: NodeId,
+    sub: NodeId,
+    writes_rd: NodeId,
+    xor: NodeId,
+    xori: NodeId,
+}
+
+/// What [`pc_unit`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct PcUnit {
+    pc_addr: NodeId,
+    link: NodeId,
+    pc_last: NodeId,
+    pc_seq: NodeId,
+}
+
+/// What [`alu`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct Alu {
+    r_add: NodeId,
+    r_and: NodeId,
+    r_auipc: NodeId,
+    r_mul: NodeId,
+    r_mulhi: NodeId,
+    r_or: NodeId,
+    r_sh: Vec<NodeId>,
+    r_sll: NodeId,
+    r_slt: NodeId,
+    r_sltu: NodeId,
+    r_sra: NodeId,
+    r_srl: NodeId,
+    r_sub: NodeId,
+    r_xor: NodeId,
+}
+
+/// What [`divider`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct Divider {
+    c1: NodeId,
+    d_c0: NodeId,
+    d_c1: NodeId,
+    d_fin: NodeId,
+    d_hold: NodeId,
+    d_qstep: NodeId,
+    d_rstep: NodeId,
+    div_busy_next: NodeId,
+    div_res: NodeId,
+    mag_d: NodeId,
+    mag_n: NodeId,
+    q_next: NodeId,
+    r_next: NodeId,
+}
+
+/// What [`ecall`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct Ecall {
+    wr_addr: NodeId,
+    buf_bad: NodeId,
+    sys_bad: NodeId,
+    sys_exit: NodeId,
+    wr_addr1: NodeId,
+    wr_badfd: NodeId,
+    wr_cont: NodeId,
+    wr_done: NodeId,
+    wr_emit: NodeId,
+    wr_end1: NodeId,
+    wr_init: NodeId,
+    wr_len0: NodeId,
+}
+
+/// What [`load_store`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct LoadStore {
+    boff: NodeId,
+    data_plan: DataPlan,
+    ea: NodeId,
+    hi_ok: NodeId,
+    is_ls: NodeId,
+    ld_hold: Option<NodeId>,
+    load_cases: Vec<(NodeId, NodeId)>,
+    ls_hold: Option<NodeId>,
+    off: NodeId,
+    out_byte: NodeId,
+    sword: NodeId,
+    sz2: NodeId,
+    sz4: NodeId,
+    word_read: Option<NodeId>,
+}
+
+/// What [`control`] hands the later sections (node ids of its signals).
+#[derive(Clone)]
+struct Control {
+    jmp_mis: NodeId,
+    jmp_oor: NodeId,
+    jt: NodeId,
+    jt_mis: NodeId,
+    jt_ok: NodeId,
+    jumps: NodeId,
+    pc_jump: NodeId,
+    rel_imm: NodeId,
+    rel_mis: NodeId,
+    rel_ok: NodeId,
+    t_mis: NodeId,
+}
+
+/// State, fetch and register reads: the committed state at the start of the step (Unpriv §1.5: a
+/// little-endian 32-bit parcel at pc).
+fn fetch(s: &mut CircuitBuilder, ram: &Ram) -> Fetch {
+    let Ram { aw, words, .. } = *ram;
     // ---- state -------------------------------------------------------------------------------------------
     let pc = s.reg(reg::PC, aw);
     let busy = s.reg(reg::BUSY, BUSY_BITS);
@@ -285,7 +512,6 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let busy0 = s.eq_const(busy, 0);
 
     // ---- fetch (Unpriv §1.5: little-endian 32-bit parcel at pc) -------------------------------------------
-    let words = opts.layout == MemoryLayout::Words;
     let w = if words {
         s.load(mem::RAM0, 32, pc)
     } else {
@@ -319,7 +545,12 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let a1 = rowk(s, 11);
     let a2 = rowk(s, 12);
     let a7 = rowk(s, 17);
+    Fetch { key15, key8, op5, w, pc, a, bv, f3, busy, busy0, s_d, s_n, s_q, s_r, a0, a1, a2, a7, rd, rd6, stopping }
+}
 
+/// Decode: one parallel equality per instruction (Unpriv Table 24.2), and the immediates (Unpriv §2.3).
+fn decode(s: &mut CircuitBuilder, fetch: &Fetch) -> Decode {
+    let Fetch { key15, key8, op5, w, .. } = fetch.clone();
     // ---- decode: one parallel equality per instruction (Unpriv Table 24.2; opcode >> 2 below) -------------
     let k8 = |s: &mut CircuitBuilder, op: u64, f3: u64| s.eq_const(key8, op >> 2 | f3 << 5);
     let k15 = |s: &mut CircuitBuilder, op: u64, f3: u64, f7: u64| s.eq_const(key15, op >> 2 | f3 << 5 | f7 << 8);
@@ -414,7 +645,13 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let x = s.concat(&[z, b1, b11, b12, b20]);
         s.sext(x, 32)
     };
+    Decode { imm_i, imm_u, is_op, is_div, is_ecall, imm_s, is_load, is_store, is_sys, ld, st, br, imm_b, imm_j, is_jal, is_jalr, add, addi, and, andi, illegal, is_auipc, is_ebreak, is_lui, mul, mulh, mulhsu, mulhu, or, ori, sh1, sh2, sh3, sll, slli, slt, slti, sltiu, sltu, sra, srai, srl, srli, sub, writes_rd, xor, xori }
+}
 
+/// pc as an address: the link value, the sequential pc, the last word of RAM.
+fn pc_unit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch) -> PcUnit {
+    let Ram { aw, base, .. } = *ram;
+    let Fetch { pc, .. } = fetch.clone();
     // ---- pc as an address -------------------------------------------------------------------------------------
     let pc_addr = {
         let z = s.konst_masked(2, 0);
@@ -428,26 +665,14 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     let one_aw = s.konst_masked(aw, 1);
     let pc_seq = s.add(pc, one_aw);
     let pc_last = s.eq_const(pc, (1u64 << aw) - 1);
+    PcUnit { pc_addr, link, pc_last, pc_seq }
+}
 
-    // Offset of a 32-bit address in RAM (aw + 2 bits) and whether the address is at or above base and below
-    // base + 2^(aw+2) (= base + size).
-    let ram_offset = |s: &mut CircuitBuilder, addr: NodeId| -> (NodeId, NodeId) {
-        let hiw = 32 - (aw + 2);
-        if aligned_base {
-            let lo = s.slice(addr, 0, aw + 2);
-            let hi = s.slice(addr, aw + 2, hiw);
-            let ok = s.eq_const(hi, base >> (aw + 2));
-            (lo, ok)
-        } else {
-            let bk = s.konst_masked(32, base);
-            let off = s.sub(addr, bk);
-            let lo = s.slice(off, 0, aw + 2);
-            let hi = s.slice(off, aw + 2, hiw);
-            let ok = s.eq_const(hi, 0);
-            (lo, ok)
-        }
-    };
-
+/// The ALU (Unpriv §2.4, Zba §2.1) and the M unit's one shared 64-bit product (Unpriv §7.1).
+fn alu(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode, pc_unit: &PcUnit) -> Alu {
+    let Fetch { a, bv, f3, .. } = fetch.clone();
+    let Decode { imm_i, imm_u, is_op, .. } = decode.clone();
+    let PcUnit { pc_addr, .. } = pc_unit.clone();
     // ---- ALU (Unpriv §2.4, Zba §2.1) ---------------------------------------------------------------------------
     let op2 = s.select(is_op, bv, imm_i);
     let shamt = s.slice(op2, 0, 5);
@@ -497,7 +722,13 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let p = s.mul_lo(a64, b64);
         (s.slice(p, 0, 32), s.slice(p, 32, 32))
     };
+    Alu { r_add, r_and, r_auipc, r_mul, r_mulhi, r_or, r_sh, r_sll, r_slt, r_sltu, r_sra, r_srl, r_sub, r_xor }
+}
 
+/// The division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows.
+fn divider(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode) -> Divider {
+    let Fetch { a, busy, busy0, bv, f3, s_d, s_n, s_q, s_r, .. } = fetch.clone();
+    let Decode { is_div, .. } = decode.clone();
     // ---- division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows -----------
     let f3b0 = s.bit(f3, 0);
     let f3b1 = s.bit(f3, 1);
@@ -587,7 +818,16 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let it = s.konst_masked(BUSY_BITS, DIV_ITER);
         s.and_or(BUSY_BITS, &[(busy0, one), (c1, it), (b7, busy_inc)])
     };
+    Divider { c1, d_c0, d_c1, d_fin, d_hold, d_qstep, d_rstep, div_busy_next, div_res, mag_d, mag_n, q_next, r_next }
+}
 
+/// ECALL (Unpriv §2.8; the Linux syscall ABI of qemu-riscv32): write(2) byte by byte, exit, bad
+/// calls.
+fn ecall(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, divider: &Divider) -> Ecall {
+    let Ram { base, size, .. } = *ram;
+    let Fetch { a0, a1, a2, a7, busy0, s_d, s_n, .. } = fetch.clone();
+    let Decode { is_ecall, .. } = decode.clone();
+    let Divider { c1, .. } = divider.clone();
     // ---- ECALL (Unpriv §2.8; Linux syscall ABI of qemu-riscv32) -----------------------------------------------
     // Every syscall condition is one AND over early signals (a7, a0, a2 and BUSY are ready long before the
     // fetched word is decoded).
@@ -643,14 +883,23 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let bad = s.or(below, over);
         s.all(&[is_ecall, e64, fd_ok, busy0, bad])
     };
+    Ecall { wr_addr, buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0 }
+}
 
+/// The effective address, its range check and the data access (Unpriv §2.6).
+fn load_store(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, divider: &Divider, ecall: &Ecall) -> LoadStore {
+    let Ram { aw, words, .. } = *ram;
+    let Fetch { a, busy0, bv, s_n, w, .. } = fetch.clone();
+    let Decode { imm_i, imm_s, is_load, is_store, is_sys, ld, st, .. } = decode.clone();
+    let Divider { c1, .. } = divider.clone();
+    let Ecall { wr_addr, .. } = ecall.clone();
     // ---- effective address, range check, byte lanes (Unpriv §2.6) ---------------------------------------------
     // ECALL has rs1 = x0 and imm = 0, so one adder serves loads, stores and the write's byte address.
     let st_bit = s.bit(w, 5); // opcode bit 5: STORE (0100011) vs LOAD (0000011)
     let imm_ls = s.select(st_bit, imm_s, imm_i);
     let ea_x = s.select(is_sys, wr_addr, imm_ls);
     let ea = s.add(a, ea_x);
-    let (off, hi_ok) = ram_offset(s, ea);
+    let (off, hi_ok) = ram_offset(s, ram, ea);
     let boff = s.slice(off, 0, 2);
     let sz2 = s.any(&[ld[1], ld[4], st[1]]);
     let sz4 = s.any(&[ld[2], st[2]]);
@@ -759,7 +1008,14 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         };
         data_plan = DataPlan::Lanes { rows };
     }
+    LoadStore { boff, data_plan, ea, hi_ok, is_ls, ld_hold, load_cases, ls_hold, off, out_byte, sword, sz2, sz4, word_read }
+}
 
+/// Control transfers (Unpriv §2.5): branch condition, targets, misaligned and out-of-RAM jumps.
+fn control(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode) -> Control {
+    let Ram { aw, .. } = *ram;
+    let Fetch { a, bv, pc, .. } = fetch.clone();
+    let Decode { br, imm_b, imm_i, imm_j, is_jal, is_jalr, .. } = decode.clone();
     // ---- control transfers (Unpriv §2.5) -----------------------------------------------------------------------
     let taken = {
         let eq = s.eq(a, bv);
@@ -787,7 +1043,7 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
     // JALR: (rs1 + imm) with bit 0 cleared (bit 0 does not affect the word index or bit 1).
     let jt = s.add(a, imm_i);
     let jt_mis = s.bit(jt, 1);
-    let (jt_off, jt_ok) = ram_offset(s, jt);
+    let (jt_off, jt_ok) = ram_offset(s, ram, jt);
     let jt_pc = s.slice(jt_off, 2, aw);
     let pc_jump = s.select(is_jalr, jt_pc, rel_pc);
     let t_mis = s.select(is_jalr, jt_mis, rel_mis);
@@ -798,7 +1054,22 @@ pub fn rv32im_machine(opts: &Rv32MachineOptions) -> Result<MachineDesc, CircuitE
         let no = s.not(t_ok);
         s.all(&[jumps, nm, no])
     };
+    Control { jmp_mis, jmp_oor, jt, jt_mis, jt_ok, jumps, pc_jump, rel_imm, rel_mis, rel_ok, t_mis }
+}
 
+/// The step outcome: next pc and BUSY, register-file and RAM writes, the ports, halt; and the
+/// description.
+#[allow(clippy::too_many_arguments)]
+fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_unit: &PcUnit, alu: &Alu, divider: &Divider, ecall: &Ecall, load_store: &LoadStore, control: &Control) -> Result<MachineDesc, CircuitError> {
+    let Ram { aw, size, words, .. } = *ram;
+    let Fetch { a0, a1, a2, pc, rd, rd6, stopping, .. } = fetch.clone();
+    let Decode { add, addi, and, andi, illegal, imm_u, is_auipc, is_ebreak, is_jal, is_jalr, is_load, is_lui, is_store, mul, mulh, mulhsu, mulhu, or, ori, sh1, sh2, sh3, sll, slli, slt, slti, sltiu, sltu, sra, srai, srl, srli, st, sub, writes_rd, xor, xori, .. } = decode.clone();
+    let PcUnit { link, pc_addr, pc_last, pc_seq, .. } = pc_unit.clone();
+    let Alu { r_add, r_and, r_auipc, r_mul, r_mulhi, r_or, r_sh, r_sll, r_slt, r_sltu, r_sra, r_srl, r_sub, r_xor, .. } = alu.clone();
+    let Divider { d_c0, d_c1, d_fin, d_hold, d_qstep, d_rstep, div_busy_next, div_res, mag_d, mag_n, q_next, r_next, .. } = divider.clone();
+    let Ecall { buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0, .. } = ecall.clone();
+    let LoadStore { boff, data_plan, ea, hi_ok, is_ls, ld_hold, load_cases, ls_hold, off, out_byte, sword, sz2, sz4, word_read, .. } = load_store.clone();
+    let Control { jmp_mis, jmp_oor, jt, jt_mis, jt_ok, jumps, pc_jump, rel_imm, rel_mis, rel_ok, t_mis, .. } = control.clone();
     // ---- step outcome ------------------------------------------------------------------------------------------
     // pc holds during multi-step instructions and at an exit (whose next step halts).
     let mut hold_sigs = vec![d_hold, wr_init, wr_cont, sys_exit];
