@@ -226,6 +226,9 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             if a.inputs.len() > 1 {
                 bail!("--model DIR takes at most one PROGRAM, got {} arguments", a.inputs.len());
             }
+            if let Some(p) = a.inputs.first().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+                bail!("--model DIR runs the checkpoint's machine: {} looks like a config, not a program (give either a config or --model DIR)", p.display());
+            }
             let given = a.inputs.first().map(|p| Program::from_file(p)).transpose()?;
             let l = open_checkpoint(dir, given.as_ref(), a.executor)?;
             let program = match given {
@@ -248,12 +251,12 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
     let image = l.machine.load(&program)?;
     let max_steps = a.max_steps.unwrap_or(l.max_steps);
     let rep = &l.report;
-    let nonzero = l.executor.nonzero_weights().map_or(String::new(), |n| format!(" ({n} nonzero)"));
+    let nonzero = l.executor.nonzero_weights().map_or(String::new(), |n| format!(" ({n} nonzero in the projections)"));
     let kind = l.executor.kind();
     if !bench {
         let about = l.machine.about();
         eprintln!(
-            "{}{}: {} layers, hidden {}, {:.2} G parameters{nonzero}, {} tokens per step{}; {} in {:.1} s, {kind} executor ready in {:.1} s",
+            "{}{}: {} layers, hidden {}, {:.3} G parameters{nonzero}, at most {} tokens per step{}; {} in {:.1} s, {kind} executor ready in {:.1} s",
             rep.machine,
             a.model.as_ref().map_or(String::new(), |d| format!(" from {}", d.display())),
             rep.layers,

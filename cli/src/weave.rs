@@ -24,6 +24,8 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let (cfg, machine) = crate::run::open_config(&a.config)?;
+    // Refuse a destination that is not ours before the (long) weave.
+    weaver::export::check_destination(&a.out)?;
     let desc = machine.describe()?;
     let attention_layer = cfg.geometry.as_ref().and_then(|g| g.hf_compatible).unwrap_or(true);
     let w = weaver::weave(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer })?;

@@ -101,3 +101,36 @@ fn a_machine_outside_the_registry_is_named() {
         assert!(stderr.contains("no machine \"simt4\" (machines: rv32im, acc8, io8)"), "{verb}: {stderr}");
     }
 }
+
+#[test]
+fn misuses_are_named_before_any_work() {
+    let dir = scratch("misuses");
+    let model = dir.join("acc8");
+    let out = loom().current_dir(repo()).args(["weave", "configs/acc8.toml", "--out"]).arg(&model).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A config given with --model is not taken as a program image.
+    let out = loom().current_dir(repo()).args(["run", "--model"]).arg(&model).arg("configs/acc8.toml").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("looks like a config"), "{stderr}");
+    // weave refuses a file, and a directory holding another model's checkpoint, and leaves them as they were.
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("config.json"), "{}").unwrap();
+    for (target, needle) in [(&file, "not a directory"), (&other, "holds no machine.json")] {
+        let out = loom().current_dir(repo()).args(["weave", "configs/acc8.toml", "--out"]).arg(target).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(needle) && !stderr.contains("writing"), "refused before weaving: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    assert_eq!(std::fs::read_to_string(other.join("config.json")).unwrap(), "{}");
+    // --max-steps 0 runs no step.
+    let out = loom().current_dir(repo()).args(["run", "configs/acc8.toml", "--no-progress", "--max-steps", "0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{stderr}");
+    assert!(stderr.contains("0 instructions, 0 steps"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -88,6 +88,9 @@ pub fn run_io<E>(
         pred = Some(next(*t).map_err(RunError::Executor)?);
     }
     let Some(mut tok) = pred else { return Ok(out) };
+    if max_steps == 0 {
+        return Ok(out);
+    }
     let mut dec = StepDecoder::new(proto);
     // The prompt's loads and its final STEP (or a prompt that stops inside a step, for tests).
     for (i, t) in prompt.iter().enumerate() {

@@ -15,6 +15,7 @@ pub const MANIFEST_FILE: &str = "machine.json";
 /// Save a woven machine: `config.json`, `model.safetensors`, `machine.json`. A previous woven checkpoint in
 /// `dir` is replaced; any other non-empty directory is refused.
 pub fn save(w: &Woven, dir: &Path) -> Result<(), WeaveError> {
+    check_destination(dir)?;
     let mf = dir.join(MANIFEST_FILE);
     if mf.exists() {
         let text = std::fs::read_to_string(&mf).unwrap_or_default();
@@ -31,6 +32,24 @@ pub fn load_manifest(dir: &Path) -> Result<Manifest, WeaveError> {
     let mf = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&mf).map_err(|e| WeaveError::Other(format!("cannot read {}: {e} (not a woven machine?)", mf.display())))?;
     Manifest::from_json(&text).map_err(|e| WeaveError::Other(format!("{}: {e}", mf.display())))
+}
+
+/// Can a woven checkpoint be written to `dir`? It must not exist, be empty, or hold a woven checkpoint (its
+/// `machine.json`); a file, or a directory of anything else (another model's checkpoint included), is refused
+/// so nothing the user had is overwritten. Cheap: callers check before weaving.
+pub fn check_destination(dir: &Path) -> Result<(), WeaveError> {
+    let refuse = |msg: String| WeaveError::Other(format!("refusing to write a woven checkpoint to {}: {msg}", dir.display()));
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(refuse("it is not a directory".into()));
+    }
+    let empty = std::fs::read_dir(dir).map_err(|e| refuse(e.to_string()))?.next().is_none();
+    if !empty && !dir.join(MANIFEST_FILE).exists() {
+        return Err(refuse(format!("it is not empty and holds no {MANIFEST_FILE} (not a woven checkpoint)")));
+    }
+    Ok(())
 }
 
 /// Load a woven checkpoint directory: its config, weights and manifest.

@@ -48,5 +48,14 @@ fn a_foreign_directory_is_not_overwritten() {
     let w = weaver::weave(&acc8(), &Default::default()).unwrap();
     let e = save(&w, &dir).unwrap_err().to_string();
     assert!(e.contains("refusing to overwrite"), "{e}");
+    // Another model's checkpoint (no machine.json) and a plain file are refused too, and left as they were.
+    std::fs::remove_file(dir.join("machine.json")).unwrap();
+    std::fs::write(dir.join("config.json"), "{}").unwrap();
+    let e = save(&w, &dir).unwrap_err().to_string();
+    assert!(e.contains("holds no machine.json"), "{e}");
+    assert_eq!(std::fs::read_to_string(dir.join("config.json")).unwrap(), "{}");
+    let file = dir.join("config.json");
+    let e = save(&w, &file).unwrap_err().to_string();
+    assert!(e.contains("not a directory"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
