@@ -10,6 +10,9 @@
 //!    hold its 0.8 G parameters as f32 (3.2 GB), so they run it with `LOOM_CONFORMANCE_DENSE_RV32=1`
 //!    (sparse, ndarray and flex together: 125 s and 3.9 GB peak on 2 cores, 2026-12-01).
 
+mod common;
+use common::tiny_elf;
+
 use backends::{Executor, ExecutorKind};
 use isa_api::front::{MemLoad, Program};
 use isa_api::{LoadImage, MachineFront, host};
@@ -116,27 +119,6 @@ fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
         assert_eq!(done, steps);
         eprintln!("acc8 [{kind}]: {steps} steps, {positions} positions equal to the reference, 0 mismatches");
     }
-}
-
-/// A minimal ELF32 RISC-V executable: `words` at 0x10000 (the entry), one PT_LOAD segment.
-fn tiny_elf(words: &[u32]) -> Vec<u8> {
-    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut e = vec![0x7f, b'E', b'L', b'F', 1, 1, 1, 0];
-    e.resize(16, 0);
-    for v in [2u16, 243] {
-        e.extend(v.to_le_bytes());
-    }
-    for v in [1u32, 0x10000, 52, 0, 0] {
-        e.extend(v.to_le_bytes());
-    }
-    for v in [52u16, 32, 1, 40, 0, 0] {
-        e.extend(v.to_le_bytes());
-    }
-    for v in [1u32, 84, 0x10000, 0x10000, code.len() as u32, code.len() as u32, 5, 4] {
-        e.extend(v.to_le_bytes());
-    }
-    e.extend(code);
-    e
 }
 
 #[test]

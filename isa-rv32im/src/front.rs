@@ -14,11 +14,11 @@
 //! never evaluate an instruction. [`Machine::check_trace`] replays a finished trace against the reference
 //! interpreter (itself checked against qemu-riscv32 by `rv32-lockstep`).
 
-use crate::circuit::{MemoryLayout, Rv32MachineOptions, mem, ram_image, rv32im_machine};
+use crate::circuit::{MemoryLayout, Rv32MachineOptions, rv32im_machine};
 use crate::lockstep::{LockstepEnd, trace_lockstep};
 use crate::program::ProgramImage;
 use crate::FaultCode;
-use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program, RunEnd, TraceCheck};
+use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, Program, RunEnd, TraceCheck};
 use isa_api::host::Trace;
 use isa_api::{MachineDesc, MachineFace, Protocol, StepEvents};
 use serde::Deserialize;
@@ -137,10 +137,7 @@ impl Machine for Rv32Machine {
     }
     /// RAM words (each RAM memory in order), then the register file (sp), as [`ProgramImage::prompt`] loads them.
     fn load(&self, program: &Program) -> Result<LoadImage, FrontError> {
-        let img = self.image(program)?;
-        let mut loads: Vec<MemLoad> = ram_image(&img.ram, self.opts.layout).into_iter().enumerate().map(|(m, words)| MemLoad { mem: mem::RAM0 + m as u32, base: 0, words }).collect();
-        loads.push(MemLoad { mem: mem::X, base: 0, words: img.x.iter().map(|v| *v as u64).collect() });
-        Ok(LoadImage { loads })
+        Ok(self.image(program)?.load_image())
     }
     fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?))
@@ -294,6 +291,7 @@ impl Devices for Rv32Devices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::circuit::mem;
 
     fn table(text: &str) -> toml::Table {
         let t: toml::Table = toml::from_str(text).unwrap();
@@ -320,14 +318,28 @@ mod tests {
     }
 
     #[test]
-    fn the_load_image_prompt_is_the_program_images() {
-        let m = Rv32Machine { opts: Rv32MachineOptions::default() };
-        let desc = m.describe().unwrap();
-        let proto = Protocol::of(&desc);
-        for p in m.examples().iter().take(3) {
-            let img = m.load(p).unwrap();
-            assert_eq!(img.prompt(&proto), m.image(p).unwrap().prompt(&proto), "{}", p.name);
+    fn the_load_image_holds_the_interpreters_initial_state() {
+        for layout in [MemoryLayout::Words, MemoryLayout::ByteLanes] {
+            let m = Rv32Machine { opts: Rv32MachineOptions { layout, ..Rv32MachineOptions::default() } };
+            for p in m.examples().iter().take(3) {
+                let img = m.load(p).unwrap();
+                let cpu = crate::load_elf(&p.bytes, m.opts.interp_config()).unwrap();
+                // RAM bytes back from the RAM memories' words (one word memory, or four byte lanes).
+                let mut ram = vec![0u8; m.opts.ram_size as usize];
+                for l in img.loads.iter().filter(|l| l.mem >= mem::RAM0) {
+                    for (i, w) in l.words.iter().enumerate() {
+                        match layout {
+                            MemoryLayout::Words => ram[4 * i..4 * i + 4].copy_from_slice(&(*w as u32).to_le_bytes()),
+                            MemoryLayout::ByteLanes => ram[4 * i + (l.mem - mem::RAM0) as usize] = *w as u8,
+                        }
+                    }
+                }
+                assert_eq!(ram, cpu.ram().bytes(), "{} {layout:?}", p.name);
+                let x = img.loads.iter().find(|l| l.mem == mem::X).unwrap();
+                assert_eq!(x.words, cpu.regs().iter().map(|v| *v as u64).collect::<Vec<_>>(), "{}", p.name);
+            }
         }
+        let m = Rv32Machine { opts: Rv32MachineOptions::default() };
         let bad = Program { name: "junk.elf".into(), bytes: b"junk".to_vec(), expected_console: None };
         assert!(m.load(&bad).unwrap_err().to_string().starts_with("junk.elf: "));
     }

@@ -49,17 +49,18 @@ impl ProgramImage {
         Ok(ProgramImage { ram: ram.bytes().to_vec(), x, entry: image.entry, layout: opts.layout })
     }
 
+    /// The loads of this program: every RAM memory's words in order, then the register file (sp).
+    pub fn load_image(&self) -> isa_api::LoadImage {
+        let mut loads: Vec<isa_api::MemLoad> =
+            ram_image(&self.ram, self.layout).into_iter().enumerate().map(|(m, words)| isa_api::MemLoad { mem: mem::RAM0 + m as u32, base: 0, words }).collect();
+        loads.push(isa_api::MemLoad { mem: mem::X, base: 0, words: self.x.iter().map(|v| *v as u64).collect() });
+        isa_api::LoadImage { loads }
+    }
+
     /// The prompt that loads this program and starts the machine: load tokens for every nonzero RAM word
     /// (each RAM memory in order) and register, then `STEP`.
     pub fn prompt(&self, proto: &isa_api::Protocol) -> Vec<u32> {
-        let mut p = Vec::new();
-        for (m, words) in ram_image(&self.ram, self.layout).iter().enumerate() {
-            p.extend(proto.load_tokens(mem::RAM0 + m as u32, 0, words));
-        }
-        let xs: Vec<u64> = self.x.iter().map(|v| *v as u64).collect();
-        p.extend(proto.load_tokens(mem::X, 0, &xs));
-        p.push(proto.step_token);
-        p
+        self.load_image().prompt(proto)
     }
 }
 

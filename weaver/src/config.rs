@@ -210,6 +210,12 @@ mod tests {
         assert_eq!(c.geometry.as_ref().and_then(|g| g.layers), Some(8));
         let c = Config::from_file(&root.join("io8.toml")).unwrap();
         assert_eq!(c.machine(REG).unwrap().describe().unwrap().name, "io8");
+        // The Qwen3.5-9B shape of configs/rv32im-qwen35-9b.toml (its machine needs the binary's registry).
+        let c = Config::from_file(&root.join("rv32im-qwen35-9b.toml")).unwrap();
+        let g = c.geometry.clone().unwrap();
+        let shape = [g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.attention_interval];
+        assert_eq!(shape, [32, 4096, 12288, 16, 32, 128, 128, 4].map(Some));
+        assert_eq!((c.machine.isa.as_deref(), c.run), (Some("rv32im"), RunSection { executor: ExecutorKind::Sparse, max_steps: 100_000_000 }));
         let c = parse("[machine]\nisa = \"acc8\"\n[run]\nbackend = \"flex\"\nmax_steps = 7\n").unwrap();
         assert_eq!(c.run, RunSection { executor: ExecutorKind::Flex, max_steps: 7 });
     }
