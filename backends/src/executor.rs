@@ -3,7 +3,8 @@
 //! or the greedy token). [`ExecutorKind`] names them, for the CLI's `--executor` and a config's
 //! `[run] executor`; [`build`] and [`open`] make one of any kind.
 //!
-//! Implemented by the sparse CPU executor ([`crate::sparse::SparseModel`]) and the dense burn model on each
+//! Implemented by the sparse CPU executor ([`crate::sparse::SparseModel`]), the incremental one
+//! ([`crate::incremental::IncrementalModel`]) and the dense burn model on each
 //! burn backend ([`crate::model::Qwen35Model`], feature `burn`). A new executor implements the trait, adds its
 //! kind here, and passes the conformance suite (`cli/tests/conformance.rs`), which every kind runs.
 
@@ -23,7 +24,7 @@ pub enum ExecError {
     /// Running a token failed (a token outside the vocabulary).
     #[error("{0}")]
     Run(String),
-    #[error("unknown executor {0:?}: expected sparse, ndarray, flex or wgpu")]
+    #[error("unknown executor {0:?}: expected sparse, incremental, ndarray, flex or wgpu")]
     Unknown(String),
 }
 
@@ -33,6 +34,9 @@ pub enum ExecError {
 pub enum ExecutorKind {
     /// The sparse pure-Rust CPU executor: skips the exact zeros of compiled weights (`crate::sparse`).
     Sparse,
+    /// The incremental CPU executor: keeps the previous token's activations and recomputes only what the new
+    /// token changed, where that is exact (`crate::incremental`).
+    Incremental,
     /// The dense burn model on burn-ndarray (the design card's reference backend).
     Ndarray,
     /// The dense burn model on burn-flex (burn 0.22's pure-Rust CPU backend).
@@ -43,9 +47,9 @@ pub enum ExecutorKind {
 
 impl ExecutorKind {
     /// Every kind, in the order the conformance suite runs them.
-    pub const ALL: [ExecutorKind; 4] = [ExecutorKind::Sparse, ExecutorKind::Ndarray, ExecutorKind::Flex, ExecutorKind::Wgpu];
+    pub const ALL: [ExecutorKind; 5] = [ExecutorKind::Sparse, ExecutorKind::Incremental, ExecutorKind::Ndarray, ExecutorKind::Flex, ExecutorKind::Wgpu];
 
-    /// Parse `sparse`, `ndarray`, `flex` or `wgpu`.
+    /// Parse `sparse`, `incremental`, `ndarray`, `flex` or `wgpu`.
     pub fn parse(s: &str) -> Result<Self, ExecError> {
         Self::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| ExecError::Unknown(s.to_string()))
     }
@@ -54,6 +58,7 @@ impl ExecutorKind {
     pub fn name(self) -> &'static str {
         match self {
             Self::Sparse => "sparse",
+            Self::Incremental => "incremental",
             Self::Ndarray => "ndarray",
             Self::Flex => "flex",
             Self::Wgpu => "wgpu",
@@ -62,7 +67,7 @@ impl ExecutorKind {
 
     /// Does this executor hold every weight as a dense f32 tensor (memory = 4 bytes x parameters)?
     pub fn is_dense(self) -> bool {
-        self != Self::Sparse
+        !matches!(self, Self::Sparse | Self::Incremental)
     }
 }
 
@@ -98,6 +103,11 @@ pub trait Session {
     }
     /// Tokens fed so far.
     fn position(&self) -> usize;
+    /// Work counters where the executor keeps them (the incremental one: products updated incrementally
+    /// and in full, nonzero weights multiplied), as `(name, value)`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// A model ready to run.
@@ -142,6 +152,10 @@ pub fn build(kind: ExecutorKind, config: &Qwen35Config, weights: &WeightMap) -> 
             let m = crate::sparse::SparseModel::new(config, weights).map_err(|msg| ExecError::Build { kind: "sparse", msg })?;
             Ok(Box::new(m))
         }
+        ExecutorKind::Incremental => {
+            let m = crate::incremental::IncrementalModel::new(config, weights).map_err(|msg| ExecError::Build { kind: "incremental", msg })?;
+            Ok(Box::new(m))
+        }
         dense => dense_executor(dense, &crate::checkpoint::InMemory { config, weights }),
     }
 }
@@ -150,7 +164,7 @@ pub fn build(kind: ExecutorKind, config: &Qwen35Config, weights: &WeightMap) -> 
 pub fn open(kind: ExecutorKind, dir: &Path) -> Result<Box<dyn Executor>, ExecError> {
     let ck = Checkpoint::open(dir)?;
     match kind {
-        ExecutorKind::Sparse => {
+        ExecutorKind::Sparse | ExecutorKind::Incremental => {
             let w = ck.weights()?;
             build(kind, ck.config(), &w)
         }
@@ -164,7 +178,7 @@ fn dense_executor(kind: ExecutorKind, src: &dyn crate::checkpoint::TensorSource)
         ExecutorKind::Ndarray => crate::model::BackendKind::Ndarray,
         ExecutorKind::Flex => crate::model::BackendKind::Flex,
         ExecutorKind::Wgpu => crate::model::BackendKind::Wgpu,
-        ExecutorKind::Sparse => unreachable!("the sparse executor is not dense"),
+        ExecutorKind::Sparse | ExecutorKind::Incremental => unreachable!("not a dense executor"),
     };
     let build_err = |e: crate::model::ModelError| ExecError::Build { kind: kind.name(), msg: e.to_string() };
     let device = backend.device().map_err(build_err)?;
@@ -207,6 +221,43 @@ impl Executor for crate::sparse::SparseModel {
     }
     fn nonzero_weights(&self) -> Option<usize> {
         Some(crate::sparse::SparseModel::nonzero_weights(self))
+    }
+}
+
+/// The incremental executor's session.
+struct IncrementalSession<'m> {
+    model: &'m crate::incremental::IncrementalModel,
+    state: crate::incremental::IncrementalState,
+}
+
+impl Session for IncrementalSession<'_> {
+    fn step(&mut self, token: u32) -> Result<Vec<f32>, ExecError> {
+        self.model.step(&mut self.state, token).map(<[f32]>::to_vec).map_err(ExecError::Run)
+    }
+    fn step_argmax(&mut self, token: u32) -> Result<u32, ExecError> {
+        self.model.step_argmax(&mut self.state, token).map_err(ExecError::Run)
+    }
+    fn position(&self) -> usize {
+        self.state.position
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = self.state.counters();
+        vec![("tokens", c.tokens), ("incremental_products", c.incremental_products), ("full_products", c.full_products), ("weights_read", c.weights_read)]
+    }
+}
+
+impl Executor for crate::incremental::IncrementalModel {
+    fn kind(&self) -> ExecutorKind {
+        ExecutorKind::Incremental
+    }
+    fn config(&self) -> &Qwen35Config {
+        crate::incremental::IncrementalModel::config(self)
+    }
+    fn session(&self) -> Box<dyn Session + '_> {
+        Box::new(IncrementalSession { model: self, state: self.new_state() })
+    }
+    fn nonzero_weights(&self) -> Option<usize> {
+        Some(crate::incremental::IncrementalModel::nonzero_weights(self))
     }
 }
 

@@ -6,10 +6,12 @@
 //! - [`random`]: deterministic random checkpoints (the bundled tiny model, the benchmark's big one).
 //! - [`executor`]: the one executor interface ([`Executor`], [`Session`], [`ExecutorKind`]).
 //! - [`sparse`]: the sparse CPU executor.
+//! - [`incremental`]: the incremental CPU executor (recomputes only what a token changed, exactly).
 //! - [`model`] (feature `burn`): the Qwen3.5 text model in burn on ndarray, flex or wgpu.
 pub mod config;
 pub mod executor;
 pub mod sparse;
+pub mod incremental;
 pub mod tensor;
 pub mod checkpoint;
 pub mod random;

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod bench_executors;
 mod generate;
 mod lockstep;
 mod random_model;
@@ -39,6 +40,10 @@ enum Command {
     /// against the machine's reference evaluator (every position) and, for RV32, the reference interpreter (pc
     /// and x0..x31 after every instruction, console and exit status).
     Lockstep(lockstep::Args),
+    /// Run executors side by side on one woven machine and program (default: sparse,incremental): the same
+    /// trace, token for token, required of each; prints build time, memory, tokens/s, instructions/s and each
+    /// executor's speed as a ratio to the first's.
+    BenchExecutors(bench_executors::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -52,6 +57,7 @@ fn main() -> std::process::ExitCode {
         Command::Run(a) => run::run(a, false),
         Command::BenchRun(a) => run::run(a, true),
         Command::Lockstep(a) => lockstep::run(a),
+        Command::BenchExecutors(a) => ok(bench_executors::run(a)),
     };
     match result {
         Ok(code) => code,

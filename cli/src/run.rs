@@ -31,7 +31,8 @@ pub struct Args {
     /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Executor: sparse, ndarray, flex or wgpu (default: the config's `[run] executor`; sparse with --model).
+    /// Executor: sparse, incremental, ndarray, flex or wgpu (default: the config's `[run] executor`; sparse
+    /// with --model).
     #[arg(long)]
     pub executor: Option<ExecutorKind>,
     /// Stop after this many machine steps if the machine has not halted (default: the config's
@@ -48,7 +49,7 @@ pub struct Args {
 
 /// Dense executors hold every woven weight as an f32 tensor; above this many parameters a config run is
 /// refused with a pointer to the sparse executor (a checkpoint run with `--model` is the user's explicit choice).
-const DENSE_PARAMETER_LIMIT: usize = 500_000_000;
+pub(crate) const DENSE_PARAMETER_LIMIT: usize = 500_000_000;
 
 /// A machine ready to run: its front, face and protocol, an executor with the woven (or loaded) model.
 pub(crate) struct Loaded {
@@ -147,6 +148,8 @@ pub(crate) struct RunResult {
     pub instructions: u64,
     pub console: Vec<u8>,
     pub secs: f64,
+    /// The executor's work counters for this run (see `backends::Session::counters`).
+    pub counters: Vec<(&'static str, u64)>,
 }
 
 impl RunResult {
@@ -199,7 +202,8 @@ pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo:
     let mut d = devices.into_inner();
     let finish = d.finish(end);
     let _ = std::io::stdout().flush();
-    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs })
+    let counters = session.counters();
+    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters })
 }
 
 /// The program argument, or the machine's demo.
@@ -301,6 +305,9 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             "peak_rss_bytes": crate::bench::proc_status_bytes("VmHWM:"),
         });
         let mut figures = figures;
+        if !r.counters.is_empty() {
+            figures["executor_counters"] = r.counters.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
+        }
         figures[if l.from_checkpoint { "load_s" } else { "weave_s" }] = serde_json::json!(l.prepare_s);
         println!("{}", serde_json::to_string_pretty(&figures)?);
         // A measurement: the program's status is a figure (`exit_status`), not the process's.

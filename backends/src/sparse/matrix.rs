@@ -205,6 +205,17 @@ impl SparseMatrix {
         (0..self.rows as u32).filter(|r| seen[*r as usize]).collect()
     }
 
+    /// `[rows, cols]`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// The CSC arrays `(col_ptr [cols + 1], row_idx [nnz], vals [nnz])`, rows ascending within a column;
+    /// `None` for the row-major layout.
+    pub fn csc(&self) -> Option<(&[u32], &[u32], &[f32])> {
+        (!self.row_major).then_some((&self.ptr, &self.idx, &self.vals))
+    }
+
     /// Nonzeros of the matrix.
     pub fn nnz(&self) -> usize {
         self.nnz

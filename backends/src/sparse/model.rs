@@ -5,7 +5,7 @@ use super::matrix::SparseMatrix;
 use crate::config::{LayerType, Qwen35Config};
 use crate::tensor::{HostTensor, WeightMap};
 
-fn silu(x: f32) -> f32 {
+pub(crate) fn silu(x: f32) -> f32 {
     if x < -89.0 {
         // exp(-x) overflows to +inf in f32 (e^88.73 > f32::MAX), so x / (1 + inf) is exactly -0.
         return -0.0;
@@ -16,17 +16,17 @@ fn silu(x: f32) -> f32 {
     }
     x / (1.0 + (-x).exp())
 }
-fn sigmoid(x: f32) -> f32 {
+pub(crate) fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
 /// torch's `F.softplus` with beta 1 and threshold 20.
-fn softplus(x: f32) -> f32 {
+pub(crate) fn softplus(x: f32) -> f32 {
     if x > 20.0 { x } else { x.exp().ln_1p() }
 }
 
 /// Zero-centred RMSNorm of transformers' `Qwen3_5RMSNorm`.
 #[inline(never)]
-fn rms_norm(x: &[f32], one_plus_w: &[f32], eps: f32) -> Vec<f32> {
+pub(crate) fn rms_norm(x: &[f32], one_plus_w: &[f32], eps: f32) -> Vec<f32> {
     let ms = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
     let r = 1.0 / (ms + eps).sqrt();
     x.iter().zip(one_plus_w).map(|(v, g)| (v * r) * g).collect()
@@ -363,21 +363,13 @@ impl SparseModel {
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
         // Per key head: L2-normalised q (times that scale) and k, or None when all zero (the normalised
         // vector is then exactly zero too: 0 * rsqrt(0 + 1e-6) = 0), which skips the head's read or write.
-        let l2 = |u: &[f32], mul: f32| -> Option<Vec<f32>> {
-            if u.iter().all(|e| *e == 0.0) {
-                return None;
-            }
-            let ss = u.iter().map(|e| e * e).sum::<f32>();
-            let r = 1.0 / (ss + 1e-6).sqrt();
-            Some(u.iter().map(|e| (e * r) * mul).collect())
-        };
         let per_k = nv / nk;
         let mut out = vec![0f32; nv * dv];
         let mut qh: Vec<Option<Vec<f32>>> = Vec::with_capacity(nk);
         let mut kh: Vec<Option<Vec<f32>>> = Vec::with_capacity(nk);
         for i in 0..nk {
-            qh.push(l2(&q[i * dk..(i + 1) * dk], scale));
-            kh.push(l2(&k[i * dk..(i + 1) * dk], 1.0));
+            qh.push(l2_scaled(&q[i * dk..(i + 1) * dk], scale));
+            kh.push(l2_scaled(&k[i * dk..(i + 1) * dk], 1.0));
         }
         let eps = c.rms_norm_eps as f32;
         for hv in 0..nv {
@@ -391,45 +383,13 @@ impl SparseModel {
                 st.iter_mut().for_each(|e| *e *= decay);
             }
             if let (true, Some(kv)) = (beta != 0.0, &kh[ki]) {
-                // kv_mem = S^T k; delta = (v - kv_mem) * beta; S += k delta^T
-                let mut mem = vec![0f32; dv];
-                for r in 0..dk {
-                    if kv[r] != 0.0 {
-                        for (m, sv) in mem.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
-                            *m += sv * kv[r];
-                        }
-                    }
-                }
-                let delta: Vec<f32> = vv.iter().zip(&mem).map(|(v, m)| (v - m) * beta).collect();
-                for r in 0..dk {
-                    if kv[r] != 0.0 {
-                        for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(&delta) {
-                            *sv += kv[r] * dl;
-                        }
-                    }
-                }
+                write_head(st, kv, vv, beta);
             }
             let Some(qv) = &qh[ki] else {
                 // o = S^T 0 = 0, and the gated RMSNorm of 0 is exactly 0.
                 continue;
             };
-            let o = &mut out[hv * dv..(hv + 1) * dv];
-            for r in 0..dk {
-                if qv[r] != 0.0 {
-                    for (ov, sv) in o.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
-                        *ov += sv * qv[r];
-                    }
-                }
-            }
-            // Gated RMSNorm: w * (o * rsqrt(mean(o^2) + eps)) * silu(z).
-            let ms = o.iter().map(|e| e * e).sum::<f32>() / dv as f32;
-            let r = 1.0 / (ms + eps).sqrt();
-            let zh = &z[hv * dv..(hv + 1) * dv];
-            for j in 0..dv {
-                if o[j] != 0.0 {
-                    o[j] = (d.norm_w[j] * (o[j] * r)) * silu(zh[j]);
-                }
-            }
+            read_head(st, qv, &z[hv * dv..(hv + 1) * dv], &d.norm_w, eps, &mut out[hv * dv..(hv + 1) * dv]);
         }
         d.out.matvec(&out)
     }
@@ -441,67 +401,136 @@ impl SparseModel {
             // neither the attention nor its KV cache is needed: a long trace does not slow such a layer down.
             return vec![0.0; c.hidden_size];
         }
-        let (nh, nkv, hd) = (c.num_attention_heads, c.num_key_value_heads, c.head_dim);
-        let eps = c.rms_norm_eps as f32;
         let qg = a.q.matvec(x);
-        let mut k = a.k.matvec(x);
+        let k = a.k.matvec(x);
         let v = a.v.matvec(x);
-        let rd = c.rotary_dim();
-        let (cos, sin): (Vec<f32>, Vec<f32>) = self
-            .inv_freq
-            .iter()
-            .map(|f| {
-                let ang = pos as f32 * f;
-                (ang.cos(), ang.sin())
-            })
-            .unzip();
-        let rope = |u: &mut [f32]| {
-            let half = rd / 2;
-            let orig: Vec<f32> = u[..rd].to_vec();
-            for i in 0..rd {
-                let rot = if i < half { -orig[i + half] } else { orig[i - half] };
-                let (cs, sn) = (cos[i % half], sin[i % half]);
-                u[i] = orig[i] * cs + rot * sn;
-            }
-        };
-        for j in 0..nkv {
-            let mut kn = rms_norm(&k[j * hd..(j + 1) * hd], &a.k_norm, eps);
-            rope(&mut kn);
-            k[j * hd..(j + 1) * hd].copy_from_slice(&kn);
-        }
-        kc.push(k);
-        vc.push(v);
-        let group = nh / nkv;
-        let scaling = (hd as f32).powf(-0.5);
-        let mut out = vec![0f32; nh * hd];
-        for head in 0..nh {
-            let base = head * 2 * hd;
-            let mut q = rms_norm(&qg[base..base + hd], &a.q_norm, eps);
-            rope(&mut q);
-            let gate = &qg[base + hd..base + 2 * hd];
-            let j = head / group;
-            let scores: Vec<f32> = kc
-                .iter()
-                .map(|kt| q.iter().zip(&kt[j * hd..(j + 1) * hd]).map(|(a, b)| a * b).sum::<f32>() * scaling)
-                .collect();
-            let mx = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-            let e: Vec<f32> = scores.iter().map(|s| (s - mx).exp()).collect();
-            let sum: f32 = e.iter().sum();
-            let o = &mut out[head * hd..(head + 1) * hd];
-            for (w, vt) in e.iter().zip(vc.iter()) {
-                let p = w / sum;
-                if p != 0.0 {
-                    for (ov, vv) in o.iter_mut().zip(&vt[j * hd..(j + 1) * hd]) {
-                        *ov += p * vv;
-                    }
-                }
-            }
-            for (ov, g) in o.iter_mut().zip(gate) {
-                *ov *= sigmoid(*g);
-            }
-        }
+        let out = attend(c, &self.inv_freq, &a.q_norm, &a.k_norm, &qg, k, v, kc, vc, pos);
         a.o.matvec(&out)
     }
+}
+
+/// A key head's `q` or `k` L2-normalised (`u * rsqrt(sum(u^2) + 1e-6)`) and times `mul`, or `None` when all
+/// zero (the normalised vector is then exactly zero too: `0 * rsqrt(0 + 1e-6) = 0`), which skips the head's
+/// read or write. `[d_k]`.
+pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<f32>> {
+    if u.iter().all(|e| *e == 0.0) {
+        return None;
+    }
+    let ss = u.iter().map(|e| e * e).sum::<f32>();
+    let r = 1.0 / (ss + 1e-6).sqrt();
+    Some(u.iter().map(|e| (e * r) * mul).collect())
+}
+
+/// The delta rule's write into one value head's state `st` `[d_k, d_v]` with key `kv` `[d_k]`, value `vv`
+/// `[d_v]` and `beta`: `kv_mem = S^T k; delta = (v - kv_mem) * beta; S += k delta^T`, skipping the zero
+/// entries of `k`. Returns whether any entry of `delta` is nonzero (otherwise `S` is unchanged).
+pub(crate) fn write_head(st: &mut [f32], kv: &[f32], vv: &[f32], beta: f32) -> bool {
+    let dv = vv.len();
+    let mut mem = vec![0f32; dv];
+    for (r, kr) in kv.iter().enumerate() {
+        if *kr != 0.0 {
+            for (m, sv) in mem.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
+                *m += sv * kr;
+            }
+        }
+    }
+    let delta: Vec<f32> = vv.iter().zip(&mem).map(|(v, m)| (v - m) * beta).collect();
+    if delta.iter().all(|d| *d == 0.0) {
+        return false;
+    }
+    for (r, kr) in kv.iter().enumerate() {
+        if *kr != 0.0 {
+            for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(&delta) {
+                *sv += kr * dl;
+            }
+        }
+    }
+    true
+}
+
+/// One value head's read `o = S^T q` from its state `st` `[d_k, d_v]` (skipping the zero entries of `q`),
+/// then the gated RMSNorm `w * (o * rsqrt(mean(o^2) + eps)) * silu(z)`, into `o` `[d_v]`, which must hold
+/// zeros on entry.
+pub(crate) fn read_head(st: &[f32], qv: &[f32], zh: &[f32], norm_w: &[f32], eps: f32, o: &mut [f32]) {
+    let dv = o.len();
+    for (r, qr) in qv.iter().enumerate() {
+        if *qr != 0.0 {
+            for (ov, sv) in o.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
+                *ov += sv * qr;
+            }
+        }
+    }
+    let ms = o.iter().map(|e| e * e).sum::<f32>() / dv as f32;
+    let r = 1.0 / (ms + eps).sqrt();
+    for j in 0..dv {
+        if o[j] != 0.0 {
+            o[j] = (norm_w[j] * (o[j] * r)) * silu(zh[j]);
+        }
+    }
+}
+
+/// Full attention of one token after its projections (`qg` = `q_proj` output `[heads * 2 * head_dim]`, the
+/// query and gate of each head; `k`, `v` `[kv_heads * head_dim]`): `q_norm`/`k_norm` (`1 + w` given),
+/// rotate-half rotary embedding at position `pos`, the key and value appended to the caches, grouped-query
+/// softmax attention, output times `sigmoid(gate)`. Returns `[heads * head_dim]`, the input of `o_proj`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attend(c: &Qwen35Config, inv_freq: &[f32], q_norm: &[f32], k_norm: &[f32], qg: &[f32], mut k: Vec<f32>, v: Vec<f32>, kc: &mut Vec<Vec<f32>>, vc: &mut Vec<Vec<f32>>, pos: usize) -> Vec<f32> {
+    let (nh, nkv, hd) = (c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    let eps = c.rms_norm_eps as f32;
+    let rd = c.rotary_dim();
+    let (cos, sin): (Vec<f32>, Vec<f32>) = inv_freq
+        .iter()
+        .map(|f| {
+            let ang = pos as f32 * f;
+            (ang.cos(), ang.sin())
+        })
+        .unzip();
+    let rope = |u: &mut [f32]| {
+        let half = rd / 2;
+        let orig: Vec<f32> = u[..rd].to_vec();
+        for i in 0..rd {
+            let rot = if i < half { -orig[i + half] } else { orig[i - half] };
+            let (cs, sn) = (cos[i % half], sin[i % half]);
+            u[i] = orig[i] * cs + rot * sn;
+        }
+    };
+    for j in 0..nkv {
+        let mut kn = rms_norm(&k[j * hd..(j + 1) * hd], &k_norm, eps);
+        rope(&mut kn);
+        k[j * hd..(j + 1) * hd].copy_from_slice(&kn);
+    }
+    kc.push(k);
+    vc.push(v);
+    let group = nh / nkv;
+    let scaling = (hd as f32).powf(-0.5);
+    let mut out = vec![0f32; nh * hd];
+    for head in 0..nh {
+        let base = head * 2 * hd;
+        let mut q = rms_norm(&qg[base..base + hd], &q_norm, eps);
+        rope(&mut q);
+        let gate = &qg[base + hd..base + 2 * hd];
+        let j = head / group;
+        let scores: Vec<f32> = kc
+            .iter()
+            .map(|kt| q.iter().zip(&kt[j * hd..(j + 1) * hd]).map(|(a, b)| a * b).sum::<f32>() * scaling)
+            .collect();
+        let mx = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = scores.iter().map(|s| (s - mx).exp()).collect();
+        let sum: f32 = e.iter().sum();
+        let o = &mut out[head * hd..(head + 1) * hd];
+        for (w, vt) in e.iter().zip(vc.iter()) {
+            let p = w / sum;
+            if p != 0.0 {
+                for (ov, vv) in o.iter_mut().zip(&vt[j * hd..(j + 1) * hd]) {
+                    *ov += p * vv;
+                }
+            }
+        }
+        for (ov, g) in o.iter_mut().zip(gate) {
+            *ov *= sigmoid(*g);
+        }
+    }
+    out
 }
 
 /// Index of the first maximum (`torch.argmax` semantics for finite values).
