@@ -31,8 +31,8 @@ pub struct Args {
     /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Executor: sparse, incremental, ndarray, flex or wgpu (default: the config's `[run] executor`; sparse
-    /// with --model).
+    /// Executor: sparse, incremental, ndarray, flex or wgpu (default: the config's `[run] executor`;
+    /// incremental with --model).
     #[arg(long)]
     pub executor: Option<ExecutorKind>,
     /// Stop after this many machine steps if the machine has not halted (default: the config's
@@ -113,7 +113,7 @@ pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Op
 /// Open a woven checkpoint directory: its manifest's machine (the registry's front for its name, else the
 /// generic front) and an executor over its weights.
 pub(crate) fn open_checkpoint(dir: &Path, program: Option<&Program>, executor: Option<ExecutorKind>) -> Result<Loaded> {
-    let kind = executor.unwrap_or(ExecutorKind::Sparse);
+    let kind = executor.unwrap_or(ExecutorKind::Incremental);
     let t0 = Instant::now();
     let manifest = weaver::export::load_manifest(dir)?;
     let face = manifest.face.clone();

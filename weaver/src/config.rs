@@ -13,7 +13,7 @@
 //! hf_compatible = true        # `loom weave` adds one inert full-attention layer (default true)
 //!
 //! [run]
-//! executor = "sparse"         # sparse | ndarray | flex | wgpu
+//! executor = "incremental"    # incremental (default) | sparse | ndarray | flex | wgpu
 //! max_steps = 100000000
 //! ```
 //!
@@ -49,7 +49,7 @@ fn default_max_steps() -> u64 {
     100_000_000
 }
 fn default_executor() -> ExecutorKind {
-    ExecutorKind::Sparse
+    ExecutorKind::Incremental
 }
 
 /// The `[run]` table.
@@ -215,7 +215,7 @@ mod tests {
         let g = c.geometry.clone().unwrap();
         let shape = [g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.attention_interval];
         assert_eq!(shape, [32, 4096, 12288, 16, 32, 128, 128, 4].map(Some));
-        assert_eq!((c.machine.isa.as_deref(), c.run), (Some("rv32im"), RunSection { executor: ExecutorKind::Sparse, max_steps: 100_000_000 }));
+        assert_eq!((c.machine.isa.as_deref(), c.run), (Some("rv32im"), RunSection { executor: ExecutorKind::Incremental, max_steps: 100_000_000 }));
         let c = parse("[machine]\nisa = \"acc8\"\n[run]\nbackend = \"flex\"\nmax_steps = 7\n").unwrap();
         assert_eq!(c.run, RunSection { executor: ExecutorKind::Flex, max_steps: 7 });
     }

@@ -72,13 +72,10 @@ impl Projection {
                     n.weights_read += (b - a) as u64;
                 }
             } else {
-                // Shrinking magnitudes first, then growing ones (see above).
+                // Shrinking magnitudes first, then growing ones (see above): two passes.
                 st.order.clear();
-                st.order.extend(0..x.ch.len() as u32);
-                st.order.sort_unstable_by_key(|&k| {
-                    let (o, v) = (x.old[k as usize], x.v[x.ch[k as usize] as usize]);
-                    v.abs() > o.abs()
-                });
+                st.order.extend((0..x.ch.len() as u32).filter(|&k| x.v[x.ch[k as usize] as usize].abs() <= x.old[k as usize].abs()));
+                st.order.extend((0..x.ch.len() as u32).filter(|&k| x.v[x.ch[k as usize] as usize].abs() > x.old[k as usize].abs()));
                 for &k in &st.order {
                     let (j, o) = (x.ch[k as usize] as usize, x.old[k as usize]);
                     let v = x.v[j];
@@ -360,7 +357,8 @@ pub struct IncrementalState {
     logits: ProjState,
     /// Per block of [`ARGMAX_BLOCK`] logits: its first maximum `(value, index)`, NaN skipped.
     blocks: Vec<(f32, u32)>,
-    dirty_blocks: Vec<u32>,
+    /// Scratch: per block, whether a logit in it changed.
+    dirty_blocks: Vec<u8>,
     counters: Counters,
 }
 
@@ -566,13 +564,16 @@ impl IncrementalModel {
         if st.blocks.is_empty() {
             st.blocks = (0..v.len()).step_by(ARGMAX_BLOCK).map(|lo| block_max(v, lo, (lo + ARGMAX_BLOCK).min(v.len()))).collect();
         } else {
-            st.dirty_blocks.clear();
-            st.dirty_blocks.extend(st.logits.y.ch.iter().map(|i| *i / ARGMAX_BLOCK as u32));
-            st.dirty_blocks.sort_unstable();
-            st.dirty_blocks.dedup();
-            for &b in &st.dirty_blocks {
-                let lo = b as usize * ARGMAX_BLOCK;
-                st.blocks[b as usize] = block_max(v, lo, (lo + ARGMAX_BLOCK).min(v.len()));
+            st.dirty_blocks.resize(st.blocks.len(), 0);
+            st.dirty_blocks.fill(0);
+            for i in &st.logits.y.ch {
+                st.dirty_blocks[*i as usize / ARGMAX_BLOCK] = 1;
+            }
+            for (b, dirty) in st.dirty_blocks.iter().enumerate() {
+                if *dirty != 0 {
+                    let lo = b * ARGMAX_BLOCK;
+                    st.blocks[b] = block_max(v, lo, (lo + ARGMAX_BLOCK).min(v.len()));
+                }
             }
         }
         let mut best = st.blocks[0];
@@ -728,11 +729,15 @@ impl IncrementalModel {
             z_dirty[j as usize / dv] = true;
         }
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
-        let bits = |u: &Option<Vec<f32>>| u.as_ref().map(|u| u.iter().map(|e| e.to_bits()).collect::<Vec<_>>());
+        let same = |a: &Option<Vec<f32>>, b: &Option<Vec<f32>>| match (a, b) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            _ => false,
+        };
         for i in 0..nk {
             if q_dirty[i] {
                 let q = l2_scaled(&ds.act.v[i * dk..(i + 1) * dk], scale);
-                if bits(&q) != bits(&ds.qh[i]) {
+                if !same(&q, &ds.qh[i]) {
                     q_changed[i] = true;
                     ds.qh[i] = q;
                 }
