@@ -207,6 +207,27 @@ impl NormState {
     }
 }
 
+/// The SwiGLU product `silu(g) * u` (0 where either is 0, as the sparse executor), entry by entry, where
+/// `g` or `u` changed.
+#[inline(never)]
+fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
+    act.begin();
+    let f = |i: usize| {
+        let (g, u) = (g.v[i], u.v[i]);
+        if g == 0.0 || u == 0.0 { 0.0 } else { silu(g) * u }
+    };
+    if first {
+        for i in 0..act.v.len() {
+            act.set(i, f(i));
+        }
+    } else {
+        for &i in g.ch.iter().chain(&u.ch) {
+            act.set(i as usize, f(i as usize));
+        }
+    }
+    act.finish();
+}
+
 /// `out = a + b`, entry by entry, where either changed.
 fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
     out.begin();
@@ -231,6 +252,8 @@ struct DeltaNet {
     out: Projection,
     /// `[conv_dim, kernel]`.
     conv: Vec<f32>,
+    /// The current tap of each channel `[conv_dim]` (`conv[ch, kernel - 1]`).
+    last_tap: Vec<f32>,
     /// Conv channels with a nonzero `in_proj_qkv` row and a nonzero tap before the current one: their
     /// output depends on the window, so they are recomputed every token.
     history: Vec<u32>,
@@ -297,8 +320,9 @@ struct DeltaState {
     window: Vec<f32>,
     /// Conv + SiLU output `[conv_dim]`: q, k, v.
     act: Tracked,
-    qh: Vec<Option<Vec<f32>>>,
-    kh: Vec<Option<Vec<f32>>>,
+    /// Per key head: the normalised q and k as their nonzero entries (see `sparse::model::l2_scaled`).
+    qh: Vec<Option<Vec<(u32, f32)>>>,
+    kh: Vec<Option<Vec<(u32, f32)>>>,
     beta: Vec<f32>,
     decay: Vec<f32>,
     /// `[nv, d_k, d_v]`.
@@ -417,6 +441,7 @@ impl IncrementalModel {
                         b: proj(&format!("{a}.in_proj_b.weight"))?,
                         a: proj(&format!("{a}.in_proj_a.weight"))?,
                         out: proj(&format!("{a}.out_proj.weight"))?,
+                        last_tap: conv.chunks_exact(k).map(|w| w[k - 1]).collect(),
                         conv,
                         history,
                         has_history,
@@ -642,22 +667,7 @@ impl IncrementalModel {
             ls.norm2.update(h_mid, &layer.post_norm, eps, first);
             layer.gate.update(&mut ls.gate, &ls.norm2.x, first, n);
             layer.up.update(&mut ls.up, &ls.norm2.x, first, n);
-            let (g, u, act) = (&ls.gate.y, &ls.up.y, &mut ls.act);
-            act.begin();
-            let swiglu = |i: usize| {
-                let (g, u) = (g.v[i], u.v[i]);
-                if g == 0.0 || u == 0.0 { 0.0 } else { silu(g) * u }
-            };
-            if first {
-                for i in 0..act.v.len() {
-                    act.set(i, swiglu(i));
-                }
-            } else {
-                for &i in g.ch.iter().chain(&u.ch) {
-                    act.set(i as usize, swiglu(i as usize));
-                }
-            }
-            act.finish();
+            swiglu(&ls.gate.y, &ls.up.y, &mut ls.act, first);
             layer.down.update(&mut ls.down, &ls.act, first, n);
             residual_add(h_mid, &ls.down.y, h_out, first);
         }
@@ -668,6 +678,7 @@ impl IncrementalModel {
         Ok(())
     }
 
+    #[inline(never)]
     fn deltanet(&self, d: &DeltaNet, ds: &mut DeltaState, x: &Tracked, first: bool, n: &mut Counters) {
         let c = &self.cfg;
         let (nk, nv, dk, dv) = (c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
@@ -682,7 +693,7 @@ impl IncrementalModel {
         let mixed = &ds.qkv.y;
         ds.act.begin();
         let last_tap = |ch: usize| {
-            let acc = d.conv[ch * kk + kk - 1] * mixed.v[ch];
+            let acc = d.last_tap[ch] * mixed.v[ch];
             if acc == 0.0 { 0.0 } else { silu(acc) }
         };
         if first {
@@ -729,9 +740,9 @@ impl IncrementalModel {
             z_dirty[j as usize / dv] = true;
         }
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
-        let same = |a: &Option<Vec<f32>>, b: &Option<Vec<f32>>| match (a, b) {
+        let same = |a: &Option<Vec<(u32, f32)>>, b: &Option<Vec<(u32, f32)>>| match (a, b) {
             (None, None) => true,
-            (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits()),
             _ => false,
         };
         for i in 0..nk {

@@ -365,8 +365,8 @@ impl SparseModel {
         // vector is then exactly zero too: 0 * rsqrt(0 + 1e-6) = 0), which skips the head's read or write.
         let per_k = nv / nk;
         let mut out = vec![0f32; nv * dv];
-        let mut qh: Vec<Option<Vec<f32>>> = Vec::with_capacity(nk);
-        let mut kh: Vec<Option<Vec<f32>>> = Vec::with_capacity(nk);
+        let mut qh: Vec<Option<Vec<(u32, f32)>>> = Vec::with_capacity(nk);
+        let mut kh: Vec<Option<Vec<(u32, f32)>>> = Vec::with_capacity(nk);
         for i in 0..nk {
             qh.push(l2_scaled(&q[i * dk..(i + 1) * dk], scale));
             kh.push(l2_scaled(&k[i * dk..(i + 1) * dk], 1.0));
@@ -409,55 +409,54 @@ impl SparseModel {
     }
 }
 
-/// A key head's `q` or `k` L2-normalised (`u * rsqrt(sum(u^2) + 1e-6)`) and times `mul`, or `None` when all
-/// zero (the normalised vector is then exactly zero too: `0 * rsqrt(0 + 1e-6) = 0`), which skips the head's
-/// read or write. `[d_k]`.
-pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<f32>> {
-    if u.iter().all(|e| *e == 0.0) {
+/// A key head's `q` or `k` `[d_k]` L2-normalised (`u * rsqrt(sum(u^2) + 1e-6)`) and times `mul`, as its
+/// nonzero entries `(row, value)` in ascending rows, or `None` when all zero (the normalised vector is then
+/// exactly zero too: `0 * rsqrt(0 + 1e-6) = 0`), which skips the head's read or write. The zero entries
+/// are left out of the sum of squares: adding `+0` changes no f32 sum, so the result is the dense one's.
+pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<(u32, f32)>> {
+    let nz: Vec<(u32, f32)> = u.iter().enumerate().filter(|(_, e)| **e != 0.0).map(|(i, e)| (i as u32, *e)).collect();
+    if nz.is_empty() {
         return None;
     }
-    let ss = u.iter().map(|e| e * e).sum::<f32>();
+    let ss = nz.iter().map(|(_, e)| e * e).sum::<f32>();
     let r = 1.0 / (ss + 1e-6).sqrt();
-    Some(u.iter().map(|e| (e * r) * mul).collect())
+    Some(nz.into_iter().map(|(i, e)| (i, (e * r) * mul)).filter(|(_, e)| *e != 0.0).collect())
 }
 
-/// The delta rule's write into one value head's state `st` `[d_k, d_v]` with key `kv` `[d_k]`, value `vv`
-/// `[d_v]` and `beta`: `kv_mem = S^T k; delta = (v - kv_mem) * beta; S += k delta^T`, skipping the zero
-/// entries of `k`. Returns whether any entry of `delta` is nonzero (otherwise `S` is unchanged).
-pub(crate) fn write_head(st: &mut [f32], kv: &[f32], vv: &[f32], beta: f32) -> bool {
+/// The delta rule's write into one value head's state `st` `[d_k, d_v]` with key `kv` (its nonzero
+/// entries, ascending rows), value `vv` `[d_v]` and `beta`: `kv_mem = S^T k; delta = (v - kv_mem) * beta;
+/// S += k delta^T`. Returns whether any entry of `delta` is nonzero (otherwise `S` is unchanged).
+pub(crate) fn write_head(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f32) -> bool {
     let dv = vv.len();
     let mut mem = vec![0f32; dv];
-    for (r, kr) in kv.iter().enumerate() {
-        if *kr != 0.0 {
-            for (m, sv) in mem.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
-                *m += sv * kr;
-            }
+    for &(r, kr) in kv {
+        let r = r as usize;
+        for (m, sv) in mem.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
+            *m += sv * kr;
         }
     }
     let delta: Vec<f32> = vv.iter().zip(&mem).map(|(v, m)| (v - m) * beta).collect();
     if delta.iter().all(|d| *d == 0.0) {
         return false;
     }
-    for (r, kr) in kv.iter().enumerate() {
-        if *kr != 0.0 {
-            for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(&delta) {
-                *sv += kr * dl;
-            }
+    for &(r, kr) in kv {
+        let r = r as usize;
+        for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(&delta) {
+            *sv += kr * dl;
         }
     }
     true
 }
 
-/// One value head's read `o = S^T q` from its state `st` `[d_k, d_v]` (skipping the zero entries of `q`),
-/// then the gated RMSNorm `w * (o * rsqrt(mean(o^2) + eps)) * silu(z)`, into `o` `[d_v]`, which must hold
-/// zeros on entry.
-pub(crate) fn read_head(st: &[f32], qv: &[f32], zh: &[f32], norm_w: &[f32], eps: f32, o: &mut [f32]) {
+/// One value head's read `o = S^T q` from its state `st` `[d_k, d_v]` (`q` as its nonzero entries,
+/// ascending rows), then the gated RMSNorm `w * (o * rsqrt(mean(o^2) + eps)) * silu(z)`, into `o` `[d_v]`,
+/// which must hold zeros on entry.
+pub(crate) fn read_head(st: &[f32], qv: &[(u32, f32)], zh: &[f32], norm_w: &[f32], eps: f32, o: &mut [f32]) {
     let dv = o.len();
-    for (r, qr) in qv.iter().enumerate() {
-        if *qr != 0.0 {
-            for (ov, sv) in o.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
-                *ov += sv * qr;
-            }
+    for &(r, qr) in qv {
+        let r = r as usize;
+        for (ov, sv) in o.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
+            *ov += sv * qr;
         }
     }
     let ms = o.iter().map(|e| e * e).sum::<f32>() / dv as f32;
