@@ -85,7 +85,7 @@ pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Op
     if kind.is_dense() && woven.report.parameters > DENSE_PARAMETER_LIMIT {
         bail!(
             "{}: executor {kind} is a dense burn backend, which holds every woven weight as an f32 tensor ({:.2} G parameters, {:.1} GB \
-             for this machine); run it on executor = \"sparse\", or export it with `loom weave CONFIG --out DIR` and use `loom run --model DIR --executor {kind}`",
+             for this machine); run it on executor = \"incremental\" (or \"sparse\"), or export it with `loom weave CONFIG --out DIR` and use `loom run --model DIR --executor {kind}`",
             cfg.origin,
             woven.report.parameters as f64 / 1e9,
             woven.report.parameters as f64 * 4e-9

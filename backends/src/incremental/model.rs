@@ -31,7 +31,7 @@ impl Projection {
         self.m.shape().0
     }
 
-    /// Bring `st.y` up to date with `x` (whose changes this token are `x.ch`/`x.old`): incrementally where
+    /// Bring `st.y` up to date with `x` (whose changes this token are `x.ch()`/`x.old()`): incrementally where
     /// exact, else the full product.
     ///
     /// The incremental update is used when it is exact and equal to the full sum in any order. Every input
@@ -49,8 +49,8 @@ impl Projection {
         }
         let mut full = first || !st.exact;
         if !full {
-            for (k, &j) in x.ch.iter().enumerate() {
-                st.grid.update(x.old[k], x.v[j as usize]);
+            for (k, &j) in x.ch().iter().enumerate() {
+                st.grid.update(x.old()[k], x.v[j as usize]);
             }
             full = !st.grid.exact();
         }
@@ -58,12 +58,12 @@ impl Projection {
             let (ptr, idx, vals) = self.m.csc().expect("CSC");
             let lim = st.limit;
             let mut ops_exact = true;
-            if x.ch.iter().zip(&x.old).all(|(&j, o)| x.v[j as usize].abs() == o.abs()) {
+            if x.ch().iter().zip(x.old()).all(|(&j, o)| x.v[j as usize].abs() == o.abs()) {
                 // Only signs changed: every intermediate input x' has the old magnitudes, so every partial
                 // sum stays within its row's unchanged Σ |w x| (<= 2^24 units), and each product
                 // w (x_new - x_old) = ±2 w x_old has the significant bits of w x_old: all exact, unchecked.
-                for (k, &j) in x.ch.iter().enumerate() {
-                    let d = x.v[j as usize] - x.old[k];
+                for (k, &j) in x.ch().iter().enumerate() {
+                    let d = x.v[j as usize] - x.old()[k];
                     if d == 0.0 {
                         continue; // +0 <-> -0: every product is a signed zero, which leaves every sum as it was
                     }
@@ -74,10 +74,10 @@ impl Projection {
             } else {
                 // Shrinking magnitudes first, then growing ones (see above): two passes.
                 st.order.clear();
-                st.order.extend((0..x.ch.len() as u32).filter(|&k| x.v[x.ch[k as usize] as usize].abs() <= x.old[k as usize].abs()));
-                st.order.extend((0..x.ch.len() as u32).filter(|&k| x.v[x.ch[k as usize] as usize].abs() > x.old[k as usize].abs()));
+                st.order.extend((0..x.ch().len() as u32).filter(|&k| x.v[x.ch()[k as usize] as usize].abs() <= x.old()[k as usize].abs()));
+                st.order.extend((0..x.ch().len() as u32).filter(|&k| x.v[x.ch()[k as usize] as usize].abs() > x.old()[k as usize].abs()));
                 for &k in &st.order {
-                    let (j, o) = (x.ch[k as usize] as usize, x.old[k as usize]);
+                    let (j, o) = (x.ch()[k as usize] as usize, x.old()[k as usize]);
                     let v = x.v[j];
                     let d = v - o;
                     if d == 0.0 {
@@ -93,7 +93,7 @@ impl Projection {
                     n.weights_read += (b - a) as u64;
                 }
                 // `over` was 0: only the rows touched now can be beyond the range.
-                st.over = st.y.ch.iter().filter(|&&i| st.abs[i as usize] > lim).count();
+                st.over = st.y.ch().iter().filter(|&&i| st.abs[i as usize] > lim).count();
             }
             if ops_exact && st.over == 0 {
                 st.y.finish();
@@ -102,10 +102,7 @@ impl Projection {
             }
             // An operation or a row's sum outgrew the exact range: undo the token's additions (they may
             // have rounded), then compute in full.
-            for (k, &i) in st.y.ch.iter().enumerate() {
-                st.y.v[i as usize] = st.y.old[k];
-            }
-            st.y.begin();
+            st.y.undo();
         }
         let (ptr, idx, vals) = self.m.csc().expect("CSC");
         let mut y = vec![0f32; self.rows()];
@@ -177,8 +174,8 @@ impl NormState {
         self.x.begin();
         let mut full = first || !self.grid.exact();
         if !full {
-            for (k, &i) in h.ch.iter().enumerate() {
-                self.grid.update(h.old[k], h.v[i as usize]);
+            for (k, &i) in h.ch().iter().enumerate() {
+                self.grid.update(h.old()[k], h.v[i as usize]);
             }
             full = !self.grid.exact();
         }
@@ -186,8 +183,8 @@ impl NormState {
             self.ss = h.v.iter().map(|v| v * v).sum::<f32>();
             self.grid.calibrate(&h.v, squares_cap(n));
         } else {
-            for (k, &i) in h.ch.iter().enumerate() {
-                let (o, v) = (h.old[k], h.v[i as usize]);
+            for (k, &i) in h.ch().iter().enumerate() {
+                let (o, v) = (h.old()[k], h.v[i as usize]);
                 self.ss = self.ss - o * o + v * v;
             }
         }
@@ -198,7 +195,7 @@ impl NormState {
                 self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
             }
         } else {
-            for &i in &h.ch {
+            for &i in h.ch() {
                 let i = i as usize;
                 self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
             }
@@ -221,7 +218,7 @@ fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
             act.set(i, f(i));
         }
     } else {
-        for &i in g.ch.iter().chain(&u.ch) {
+        for &i in g.ch().iter().chain(u.ch()) {
             act.set(i as usize, f(i as usize));
         }
     }
@@ -236,7 +233,7 @@ fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
             out.set(i, a.v[i] + b.v[i]);
         }
     } else {
-        for &i in a.ch.iter().chain(&b.ch) {
+        for &i in a.ch().iter().chain(b.ch()) {
             let i = i as usize;
             out.set(i, a.v[i] + b.v[i]);
         }
@@ -591,7 +588,7 @@ impl IncrementalModel {
         } else {
             st.dirty_blocks.resize(st.blocks.len(), 0);
             st.dirty_blocks.fill(0);
-            for i in &st.logits.y.ch {
+            for i in st.logits.y.ch() {
                 st.dirty_blocks[*i as usize / ARGMAX_BLOCK] = 1;
             }
             for (b, dirty) in st.dirty_blocks.iter().enumerate() {
@@ -703,7 +700,7 @@ impl IncrementalModel {
                 }
             }
         } else {
-            for &ch in &mixed.ch {
+            for &ch in mixed.ch() {
                 if !d.has_history[ch as usize] {
                     ds.act.set(ch as usize, last_tap(ch as usize));
                 }
@@ -728,7 +725,7 @@ impl IncrementalModel {
         for f in [&mut *q_dirty, &mut *k_dirty, &mut *q_changed, &mut *z_dirty] {
             f.fill(first);
         }
-        for &ch in &ds.act.ch {
+        for &ch in ds.act.ch() {
             let ch = ch as usize;
             if ch < key_dim {
                 q_dirty[ch / dk] = true;
@@ -736,7 +733,7 @@ impl IncrementalModel {
                 k_dirty[(ch - key_dim) / dk] = true;
             }
         }
-        for &j in &ds.z.y.ch {
+        for &j in ds.z.y.ch() {
             z_dirty[j as usize / dv] = true;
         }
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
@@ -763,10 +760,10 @@ impl IncrementalModel {
                 ds.decay[hv] = (d.neg_a[hv] * softplus(ds.a.y.v[hv] + d.dt_bias[hv])).exp();
             }
         } else {
-            for &hv in &ds.b.y.ch {
+            for &hv in ds.b.y.ch() {
                 ds.beta[hv as usize] = sigmoid(ds.b.y.v[hv as usize]);
             }
-            for &hv in &ds.a.y.ch {
+            for &hv in ds.a.y.ch() {
                 let hv = hv as usize;
                 ds.decay[hv] = (d.neg_a[hv] * softplus(ds.a.y.v[hv] + d.dt_bias[hv])).exp();
             }

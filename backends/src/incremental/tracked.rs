@@ -1,14 +1,15 @@
 //! [`Tracked`]: an activation vector that remembers which entries the current token changed.
 
 /// A vector of activations `[n]` kept from one token to the next, with the entries the current token changed
-/// (their indices and values before the token). Stages read `ch`/`old` to update only what depends on them.
+/// (their indices and values before the token). Stages read [`Self::ch`]/[`Self::old`] to update only what
+/// depends on them. Changes are recorded without branches into buffers of `n + 1` entries (each index at
+/// most once per token).
 #[derive(Clone, Debug)]
 pub struct Tracked {
     pub v: Vec<f32>,
-    /// Indices changed by this token (bit patterns differ), in the order first written.
-    pub ch: Vec<u32>,
-    /// `v[ch[k]]` before this token.
-    pub old: Vec<f32>,
+    ch: Vec<u32>,
+    old: Vec<f32>,
+    len: usize,
     stamp: Vec<u32>,
     generation: u32,
 }
@@ -16,14 +17,25 @@ pub struct Tracked {
 impl Tracked {
     /// `n` zeros, nothing changed.
     pub fn zeros(n: usize) -> Self {
-        Self { v: vec![0.0; n], ch: Vec::new(), old: Vec::new(), stamp: vec![0; n], generation: 1 }
+        Self { v: vec![0.0; n], ch: vec![0; n + 1], old: vec![0.0; n + 1], len: 0, stamp: vec![0; n], generation: 1 }
+    }
+
+    /// Indices changed by this token (bit patterns differ), in the order first written.
+    #[inline]
+    pub fn ch(&self) -> &[u32] {
+        &self.ch[..self.len]
+    }
+
+    /// `v[ch()[k]]` before this token.
+    #[inline]
+    pub fn old(&self) -> &[f32] {
+        &self.old[..self.len]
     }
 
     /// Start a token: forget the previous token's changes.
     #[inline]
     pub fn begin(&mut self) {
-        self.ch.clear();
-        self.old.clear();
+        self.len = 0;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.stamp.fill(0);
@@ -33,11 +45,11 @@ impl Tracked {
 
     #[inline(always)]
     fn touch(&mut self, i: usize) {
-        if self.stamp[i] != self.generation {
-            self.stamp[i] = self.generation;
-            self.ch.push(i as u32);
-            self.old.push(self.v[i]);
-        }
+        let fresh = self.stamp[i] != self.generation;
+        self.stamp[i] = self.generation;
+        self.ch[self.len] = i as u32;
+        self.old[self.len] = self.v[i];
+        self.len += fresh as usize;
     }
 
     /// Write entry `i`.
@@ -47,34 +59,29 @@ impl Tracked {
         self.v[i] = x;
     }
 
-    /// Add `d` to entry `i`.
-    #[inline(always)]
-    pub fn add(&mut self, i: usize, d: f32) {
-        self.touch(i);
-        self.v[i] += d;
-    }
-
     /// `v[idx[p]] += vals[p] * d` for every `p` (one CSC column times an input's change), recording the
     /// entries touched.
     #[inline]
     pub fn scatter(&mut self, idx: &[u32], vals: &[f32], d: f32) {
-        let Self { v, ch, old, stamp, generation } = self;
+        let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
+        let mut n = *len;
         for (i, w) in idx.iter().zip(vals) {
             let i = *i as usize;
-            if stamp[i] != g {
-                stamp[i] = g;
-                ch.push(i as u32);
-                old.push(v[i]);
-            }
+            let fresh = stamp[i] != g;
+            stamp[i] = g;
+            ch[n] = i as u32;
+            old[n] = v[i];
+            n += fresh as usize;
             v[i] += w * d;
         }
+        *len = n;
     }
 
     /// End a token's writes: keep only the entries whose bits changed.
     pub fn finish(&mut self) {
         let mut k = 0;
-        for j in 0..self.ch.len() {
+        for j in 0..self.len {
             let i = self.ch[j] as usize;
             if self.v[i].to_bits() != self.old[j].to_bits() {
                 self.ch[k] = self.ch[j];
@@ -82,17 +89,26 @@ impl Tracked {
                 k += 1;
             }
         }
-        self.ch.truncate(k);
-        self.old.truncate(k);
+        self.len = k;
+    }
+
+    /// Put back the values from before this token (after writes, before [`Self::finish`]) and forget them.
+    pub fn undo(&mut self) {
+        for j in 0..self.len {
+            self.v[self.ch[j] as usize] = self.old[j];
+        }
+        self.begin();
     }
 
     /// Overwrite the whole vector (after [`Self::begin`], instead of writes), recording what changed.
     pub fn replace(&mut self, new: &[f32]) {
-        for (i, (v, n)) in self.v.iter_mut().zip(new).enumerate() {
-            if v.to_bits() != n.to_bits() {
-                self.ch.push(i as u32);
-                self.old.push(*v);
-                *v = *n;
+        for (i, n) in new.iter().enumerate() {
+            if self.v[i].to_bits() != n.to_bits() {
+                self.stamp[i] = self.generation;
+                self.ch[self.len] = i as u32;
+                self.old[self.len] = self.v[i];
+                self.len += 1;
+                self.v[i] = *n;
             }
         }
     }
@@ -107,18 +123,20 @@ mod tests {
         let mut t = Tracked::zeros(5);
         t.begin();
         t.set(3, 1.0);
-        t.add(1, 2.0);
-        t.add(1, -2.0); // back to 0: not a change
+        t.scatter(&[1, 1], &[2.0, -2.0], 1.0); // back to 0: not a change
         t.set(4, -0.0); // a different bit pattern: a change
         t.set(3, 5.0);
         t.finish();
-        assert_eq!((t.ch.clone(), t.old.clone()), (vec![3, 4], vec![0.0, 0.0]));
+        assert_eq!((t.ch().to_vec(), t.old().to_vec()), (vec![3, 4], vec![0.0, 0.0]));
         assert_eq!(t.v, vec![0.0, 0.0, 0.0, 5.0, -0.0]);
         t.begin();
         t.replace(&[0.0, 0.0, 7.0, 5.0, 0.0]);
-        assert_eq!((t.ch.clone(), t.old.clone()), (vec![2, 4], vec![0.0, -0.0]));
+        assert_eq!((t.ch().to_vec(), t.old().to_vec()), (vec![2, 4], vec![0.0, -0.0]));
         t.begin();
         t.finish();
-        assert!(t.ch.is_empty());
+        assert!(t.ch().is_empty());
+        t.set(0, 3.0);
+        t.undo();
+        assert_eq!(t.v[0], 0.0);
     }
 }
