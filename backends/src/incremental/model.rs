@@ -86,10 +86,7 @@ impl Projection {
                     ops_exact &= self.col_max[j] * (d as f64).abs() <= lim;
                     let da = v.abs() as f64 - o.abs() as f64;
                     let (a, b) = (ptr[j] as usize, ptr[j + 1] as usize);
-                    st.y.scatter(&idx[a..b], &vals[a..b], d);
-                    for (i, w) in idx[a..b].iter().zip(&vals[a..b]) {
-                        st.abs[*i as usize] += w.abs() as f64 * da;
-                    }
+                    st.y.scatter_with_bound(&idx[a..b], &vals[a..b], d, &mut st.abs, da);
                     n.weights_read += (b - a) as u64;
                 }
                 // `over` was 0: only the rows touched now can be beyond the range.

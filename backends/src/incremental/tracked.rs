@@ -78,6 +78,25 @@ impl Tracked {
         *len = n;
     }
 
+    /// [`Self::scatter`], also adding `|vals[p]| * da` to `abs[idx[p]]` (a row bound kept beside the sums).
+    #[inline]
+    pub fn scatter_with_bound(&mut self, idx: &[u32], vals: &[f32], d: f32, abs: &mut [f64], da: f64) {
+        let Self { v, ch, old, len, stamp, generation } = self;
+        let g = *generation;
+        let mut n = *len;
+        for (i, w) in idx.iter().zip(vals) {
+            let i = *i as usize;
+            let fresh = stamp[i] != g;
+            stamp[i] = g;
+            ch[n] = i as u32;
+            old[n] = v[i];
+            n += fresh as usize;
+            v[i] += w * d;
+            abs[i] += w.abs() as f64 * da;
+        }
+        *len = n;
+    }
+
     /// End a token's writes: keep only the entries whose bits changed.
     pub fn finish(&mut self) {
         let mut k = 0;
