@@ -6,7 +6,7 @@
 //!    relative error of 1e-4 of the reference transformers wrote; a batch of two sequences decodes as each alone;
 //! 2. the woven acc8 machine in lockstep with its reference evaluator: every generated position equal;
 //! 3. a woven RV32 program (1 KiB machine: `exit(12)` after a few ALU instructions) replayed against the
-//!    reference interpreter and the circuit's reference: on the sparse executor always; the dense executors
+//!    reference interpreter and the circuit's reference: on the sparse and incremental executors always; the dense executors
 //!    hold its 0.8 G parameters as f32 (3.2 GB), so they run it with `LOOM_CONFORMANCE_DENSE_RV32=1`
 //!    (sparse, ndarray and flex together: 125 s and 3.9 GB peak on 2 cores, 2026-12-01).
 

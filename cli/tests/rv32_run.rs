@@ -1,5 +1,5 @@
 //! `loom run configs/rv32im.toml [program.elf]`: the RV32IM+Zba machine woven from the committed config runs
-//! programs in the weights (sparse executor). The built-in demo prints the exact bignum products and its
+//! programs in the weights (the config's executor: incremental). The built-in demo prints the exact bignum products and its
 //! trace replays, instruction by instruction, in lockstep with the reference interpreter; a fault, the step
 //! limit and bad inputs end with clear reports and exit statuses.
 

@@ -37,8 +37,8 @@ fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
 
 /// acc8 woven into a Qwen3.5-shaped geometry: heads of d_k = 128 rows (not a power of 4: the value scale
 /// 362.0387 of `numerics::value_scale` keeps reads exact; acc8's 256-byte memory is two block heads), grouped
-/// keys (2 value heads per key head), every 4th layer full attention. Our sparse executor and transformers
-/// (chunked and stepwise prefill) both give the reference trace.
+/// keys (2 value heads per key head), every 4th layer full attention. Our sparse and incremental executors and
+/// transformers (chunked and stepwise prefill) all give the reference trace.
 #[test]
 fn transformers_runs_acc8_in_a_qwen35_shaped_geometry() {
     let m = weave(&acc8(), &WeaveOptions::default()).unwrap().allocation.geometry;
@@ -57,6 +57,13 @@ fn transformers_runs_acc8_in_a_qwen35_shaped_geometry() {
     let ours = host::run(&w.protocol, &prompt, steps, |t| model.step_argmax(&mut st, t)).unwrap().trace.generated;
     assert_eq!(ours, want, "sparse executor");
     eprintln!("sparse executor, d_k 128: {} positions equal to the reference", ours.len());
+    let inc = backends::incremental::IncrementalModel::new(&w.config, &w.weights).unwrap();
+    let mut ist = inc.new_state();
+    let ours = host::run(&w.protocol, &prompt, steps, |t| inc.step_argmax(&mut ist, t)).unwrap().trace.generated;
+    assert_eq!(ours, want, "incremental executor");
+    let c = ist.counters();
+    assert!(c.incremental_products > 10 * c.full_products, "{c:?}");
+    eprintln!("incremental executor, d_k 128: {} positions equal to the reference; {c:?}", ours.len());
     let Some((python, script)) = common::hf_setup("transformers_runs_acc8_in_a_qwen35_shaped_geometry") else {
         return;
     };
