@@ -806,3 +806,91 @@ impl IncrementalModel {
         a.o.update(&mut s.o, &s.attn, first, n);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drive one projection through every path of `update` (sign flips, growing and shrinking magnitudes, a row
+    /// bound pushed past 2^24 units mid-update, values off the grid, recovery), checking after each token that
+    /// its output equals a fresh full product bit for bit, and which path ran.
+    #[test]
+    fn projection_updates_equal_full_products_on_every_path() {
+        let (rows, cols) = (6usize, 5usize);
+        // Dyadic weights (multiples of 1/4): a row's Σ|w| is at most 8.5, 34 units of 2^-2.
+        let mut w = vec![0f32; rows * cols];
+        for r in 0..rows {
+            for c in 0..cols {
+                if (r + 2 * c) % 3 != 0 {
+                    w[r * cols + c] = ((r as f32 - 2.0) * 0.75 + c as f32 * 0.25).max(-3.0);
+                }
+            }
+        }
+        let p = Projection::new(&HostTensor::new(vec![rows, cols], w));
+        let mut st = ProjState::new(&p);
+        let mut x = Tracked::zeros(cols);
+        let mut n = Counters::default();
+        let full = |x: &[f32]| p.m.matvec(x);
+        // (input, expected path): 'F' full product, 'I' incremental
+        // The grid after the first token: binary places 0 + spare floor(log2(2^23 / 34) / 2) = 8, so entries
+        // are multiples of 2^-8 up to 2^23 units (|x| <= 2^15).
+        let tokens: Vec<(Vec<f32>, char)> = vec![
+            (vec![1.0, -1.0, 1.0, 1.0, -1.0], 'F'),     // the first token
+            (vec![-1.0, -1.0, 1.0, -1.0, -1.0], 'I'),   // sign flips only
+            (vec![-1.0, 3.0, 0.5, -1.0, 0.0], 'I'),     // magnitudes grow and shrink, on the grid
+            (vec![-1.0, 3.0, 0.5, 1024.0, 0.0], 'I'),   // large, still within the grid's range
+            (vec![-1.0, 3.0, 0.5, 65536.0, 0.0], 'F'),  // beyond 2^23 units: off the grid, full
+            (vec![-1.0, 3.0, 0.5, 1.0, 0.0], 'I'),      // the full product was exact and re-gridded: incremental
+            (vec![1.0, 3.0, 0.1, 1.0, 0.0], 'F'),       // 0.1 is on no grid
+            (vec![1.0, 3.0, 0.1, -1.0, 0.0], 'F'),      // still off: the last product was not exact
+            (vec![1.0, -3.0, 0.25, 1.0, 0.0], 'F'),     // back on a grid: one full product first
+            (vec![1.0, -3.0, 0.25, 1.0, 2.0], 'I'),
+        ];
+        for (t, (v, path)) in tokens.iter().enumerate() {
+            x.begin();
+            for (i, e) in v.iter().enumerate() {
+                x.set(i, *e);
+            }
+            x.finish();
+            let before = n;
+            p.update(&mut st, &x, t == 0, &mut n);
+            let ran = if n.full_products > before.full_products { 'F' } else { 'I' };
+            let want = full(v);
+            let bits = |u: &[f32]| u.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&st.y.v), bits(&want), "token {t}: {:?} vs {:?}", st.y.v, want);
+            assert_eq!(ran, *path, "token {t}: path");
+            // The recorded changes are exactly the entries whose bits differ from the previous token's output.
+            for (k, &i) in st.y.ch().iter().enumerate() {
+                assert_ne!(st.y.old()[k].to_bits(), st.y.v[i as usize].to_bits());
+            }
+        }
+        assert!(n.incremental_products >= 4 && n.full_products >= 5, "{n:?}");
+    }
+
+    /// The same for an incremental update that starts exact and overflows a row bound mid-token: the
+    /// additions already made are undone and the full product replaces them.
+    #[test]
+    fn a_row_bound_exceeded_mid_update_is_undone() {
+        // Row 0 = [2^20, 2^20]; inputs start at [1, 1] (2^21 units), then grow to [15, 15]: 15·2^20·2 > 2^24.
+        let p = Projection::new(&HostTensor::new(vec![2, 2], vec![1048576.0, 1048576.0, 1.0, -1.0]));
+        let mut st = ProjState::new(&p);
+        let mut x = Tracked::zeros(2);
+        let mut n = Counters::default();
+        for (t, v) in [[1.0f32, 1.0], [3.0, 1.0], [15.0, 15.0], [1.0, 3.0]].iter().enumerate() {
+            x.begin();
+            x.set(0, v[0]);
+            x.set(1, v[1]);
+            x.finish();
+            let before = n;
+            p.update(&mut st, &x, t == 0, &mut n);
+            assert_eq!(st.y.v, p.m.matvec(v), "token {t}");
+            if t == 1 {
+                assert_eq!(n.incremental_products, before.incremental_products + 1, "token 1 is incremental");
+            }
+            if t == 2 {
+                assert_eq!(n.full_products, before.full_products + 1, "token 2 falls back");
+                assert!(n.weights_read > before.weights_read + p.m.nnz() as u64, "the update was tried, then undone");
+            }
+        }
+    }
+}

@@ -52,11 +52,13 @@ impl Tracked {
         self.len += fresh as usize;
     }
 
-    /// Write entry `i`.
+    /// Write entry `i` (a write that leaves its bits as they are records nothing).
     #[inline(always)]
     pub fn set(&mut self, i: usize, x: f32) {
-        self.touch(i);
-        self.v[i] = x;
+        if self.v[i].to_bits() != x.to_bits() {
+            self.touch(i);
+            self.v[i] = x;
+        }
     }
 
     /// `v[idx[p]] += vals[p] * d` for every `p` (one CSC column times an input's change), recording the
