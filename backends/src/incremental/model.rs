@@ -329,7 +329,45 @@ struct DeltaState {
     k_dirty: Vec<bool>,
     q_changed: Vec<bool>,
     z_dirty: Vec<bool>,
+    /// The value heads with `beta != 0` (they write every token) and with `decay != 1`, as sets: members and
+    /// each head's position in them (`u32::MAX`: absent). Updated when `b` or `a` changes.
+    writers: HeadSet,
+    decaying: HeadSet,
+    /// Scratch: the value heads to visit this token, and a mark per head.
+    visit: Vec<u32>,
+    visit_mark: Vec<bool>,
     head_out: Vec<f32>,
+}
+
+/// A set of head indices with O(1) insert and remove.
+#[derive(Clone)]
+struct HeadSet {
+    members: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl HeadSet {
+    fn new(n: usize) -> Self {
+        Self { members: Vec::new(), pos: vec![u32::MAX; n] }
+    }
+    fn put(&mut self, h: usize, present: bool) {
+        match (self.pos[h] != u32::MAX, present) {
+            (false, true) => {
+                self.pos[h] = self.members.len() as u32;
+                self.members.push(h as u32);
+            }
+            (true, false) => {
+                let at = self.pos[h] as usize;
+                let last = *self.members.last().expect("a member");
+                self.members.swap_remove(at);
+                if last as usize != h {
+                    self.pos[last as usize] = at as u32;
+                }
+                self.pos[h] = u32::MAX;
+            }
+            _ => {}
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -531,6 +569,10 @@ impl IncrementalModel {
                         k_dirty: vec![false; nk],
                         q_changed: vec![false; nk],
                         z_dirty: vec![false; nv],
+                        writers: HeadSet::new(nv),
+                        decaying: HeadSet::new(nv),
+                        visit: Vec::new(),
+                        visit_mark: vec![false; nv],
                         head_out: vec![0.0; dv],
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
@@ -751,25 +793,55 @@ impl IncrementalModel {
                 ds.kh[i] = l2_scaled(&ds.act.v[key_dim + i * dk..key_dim + (i + 1) * dk], 1.0);
             }
         }
+        let beta_of = |hv: usize, b: &[f32]| sigmoid(b[hv]);
+        let decay_of = |hv: usize, a: &[f32]| (d.neg_a[hv] * softplus(a[hv] + d.dt_bias[hv])).exp();
         if first {
             for hv in 0..nv {
-                ds.beta[hv] = sigmoid(ds.b.y.v[hv]);
-                ds.decay[hv] = (d.neg_a[hv] * softplus(ds.a.y.v[hv] + d.dt_bias[hv])).exp();
+                ds.beta[hv] = beta_of(hv, &ds.b.y.v);
+                ds.decay[hv] = decay_of(hv, &ds.a.y.v);
+                ds.writers.put(hv, ds.beta[hv] != 0.0);
+                ds.decaying.put(hv, ds.decay[hv] != 1.0);
             }
         } else {
             for &hv in ds.b.y.ch() {
-                ds.beta[hv as usize] = sigmoid(ds.b.y.v[hv as usize]);
+                let hv = hv as usize;
+                ds.beta[hv] = beta_of(hv, &ds.b.y.v);
+                ds.writers.put(hv, ds.beta[hv] != 0.0);
             }
             for &hv in ds.a.y.ch() {
                 let hv = hv as usize;
-                ds.decay[hv] = (d.neg_a[hv] * softplus(ds.a.y.v[hv] + d.dt_bias[hv])).exp();
+                ds.decay[hv] = decay_of(hv, &ds.a.y.v);
+                ds.decaying.put(hv, ds.decay[hv] != 1.0);
             }
         }
         let per_k = nv / nk;
+        // The heads with anything to do: writing or decaying ones, those whose query or gate changed. The
+        // others' state and output are as they were.
+        ds.visit.clear();
+        {
+            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, .. } = &mut *ds;
+            let mut add = |hv: usize| {
+                if !visit_mark[hv] {
+                    visit_mark[hv] = true;
+                    visit.push(hv as u32);
+                }
+            };
+            if first {
+                (0..nv).for_each(&mut add);
+            } else {
+                writers.members.iter().chain(&decaying.members).for_each(|hv| add(*hv as usize));
+                for (ki, _) in q_changed.iter().enumerate().filter(|(_, c)| **c) {
+                    (ki * per_k..(ki + 1) * per_k).for_each(&mut add);
+                }
+                z.y.ch().iter().for_each(|j| add(*j as usize / dv));
+            }
+        }
         let v = &ds.act.v[2 * key_dim..];
         ds.o.begin();
         let o = &mut ds.head_out;
-        for hv in 0..nv {
+        for vi in 0..ds.visit.len() {
+            let hv = ds.visit[vi] as usize;
+            ds.visit_mark[hv] = false;
             let ki = hv / per_k;
             let stt = &mut ds.s[hv * dk * dv..(hv + 1) * dk * dv];
             let mut s_changed = false;
