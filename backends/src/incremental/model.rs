@@ -4,7 +4,7 @@
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
-use crate::sparse::model::{attend, l2_scaled, read_head, sigmoid, silu, softplus, write_head};
+use crate::sparse::model::{attend, conv_history, l2_scaled, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head, CheckedWeights};
 use crate::sparse::SparseMatrix;
 use crate::tensor::{HostTensor, WeightMap};
 
@@ -439,23 +439,14 @@ impl IncrementalState {
     }
 }
 
-fn take<'a>(w: &'a WeightMap, name: &str, shape: &[usize]) -> Result<&'a HostTensor, String> {
-    let t = w.get(name).ok_or_else(|| format!("missing tensor {name}"))?;
-    if t.shape != shape {
-        return Err(format!("tensor {name} has shape {:?}, expected {:?}", t.shape, shape));
-    }
-    Ok(t)
-}
-
 impl IncrementalModel {
     /// Prepare `weights` (named as `Qwen3_5ForCausalLM` names them) for incremental decoding. Errors name a
     /// missing or misshapen tensor.
     pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
-        cfg.validate()?;
-        let shapes: std::collections::HashMap<String, Vec<usize>> = cfg.expected_tensors().into_iter().collect();
-        let get = |name: &str| -> Result<&HostTensor, String> { take(weights, name, &shapes[name]) };
+        let w = CheckedWeights::new(cfg, weights)?;
+        let get = |name: &str| w.get(name);
         let proj = |name: &str| -> Result<Projection, String> { Ok(Projection::new(get(name)?)) };
-        let one_plus = |name: &str| -> Result<Vec<f32>, String> { Ok(get(name)?.data.iter().map(|w| 1.0 + w).collect()) };
+        let one_plus = |name: &str| w.one_plus(name);
         let mut layers = Vec::new();
         for (i, lt) in cfg.layer_types.iter().enumerate() {
             let p = format!("model.layers.{i}");
@@ -465,7 +456,7 @@ impl IncrementalModel {
                     let qkv = proj(&format!("{a}.in_proj_qkv.weight"))?;
                     let conv = get(&format!("{a}.conv1d.weight"))?.data.clone();
                     let k = cfg.linear_conv_kernel_dim;
-                    let has_history: Vec<bool> = (0..cfg.linear_conv_dim()).map(|ch| conv[ch * k..ch * k + k - 1].iter().any(|v| *v != 0.0)).collect();
+                    let has_history = conv_history(&conv, k);
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     Mixer::Linear(DeltaNet {
                         qkv,
@@ -515,11 +506,7 @@ impl IncrementalModel {
                 (d.len() <= hsz / 4).then_some(d)
             })
             .collect();
-        let rd = cfg.rotary_dim();
-        let theta = cfg.rope_parameters.rope_theta;
-        // As the sparse executor (and transformers): in f32 from an f32 arange.
-        let inv_freq = (0..rd / 2).map(|i| 1.0f32 / (theta as f32).powf((2 * i) as f32 / rd as f32)).collect();
-        Ok(Self { cfg: cfg.clone(), embed, embed_diff, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq })
+        Ok(Self { cfg: cfg.clone(), embed, embed_diff, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq: rope_inv_freq(cfg) })
     }
 
     /// The model's configuration.

@@ -65,24 +65,18 @@ impl Tracked {
     /// entries touched.
     #[inline]
     pub fn scatter(&mut self, idx: &[u32], vals: &[f32], d: f32) {
-        let Self { v, ch, old, len, stamp, generation } = self;
-        let g = *generation;
-        let mut n = *len;
-        for (i, w) in idx.iter().zip(vals) {
-            let i = *i as usize;
-            let fresh = stamp[i] != g;
-            stamp[i] = g;
-            ch[n] = i as u32;
-            old[n] = v[i];
-            n += fresh as usize;
-            v[i] += w * d;
-        }
-        *len = n;
+        self.scatter_each(idx, vals, d, |_, _| {});
     }
 
     /// [`Self::scatter`], also adding `|vals[p]| * da` to `abs[idx[p]]` (a row bound kept beside the sums).
     #[inline]
     pub fn scatter_with_bound(&mut self, idx: &[u32], vals: &[f32], d: f32, abs: &mut [f64], da: f64) {
+        self.scatter_each(idx, vals, d, |i, w| abs[i] += w.abs() as f64 * da);
+    }
+
+    /// The scatter loop, calling `each(row, weight)` for every entry (inlined: no cost when it does nothing).
+    #[inline(always)]
+    fn scatter_each(&mut self, idx: &[u32], vals: &[f32], d: f32, mut each: impl FnMut(usize, f32)) {
         let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
         let mut n = *len;
@@ -94,7 +88,7 @@ impl Tracked {
             old[n] = v[i];
             n += fresh as usize;
             v[i] += w * d;
-            abs[i] += w.abs() as f64 * da;
+            each(i, *w);
         }
         *len = n;
     }

@@ -115,25 +115,59 @@ enum LayerState {
     Full { k: Vec<Vec<f32>>, v: Vec<Vec<f32>> },
 }
 
-fn take<'a>(w: &'a WeightMap, name: &str, shape: &[usize]) -> Result<&'a HostTensor, String> {
-    let t = w.get(name).ok_or_else(|| format!("missing tensor {name}"))?;
-    if t.shape != shape {
-        return Err(format!("tensor {name} has shape {:?}, expected {:?}", t.shape, shape));
+/// A model's weights with the shapes its config expects: every tensor is checked as it is taken. Shared by
+/// the CPU executors.
+pub(crate) struct CheckedWeights<'a> {
+    weights: &'a WeightMap,
+    shapes: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl<'a> CheckedWeights<'a> {
+    /// Validate `cfg` and index the shapes it expects.
+    pub(crate) fn new(cfg: &Qwen35Config, weights: &'a WeightMap) -> Result<Self, String> {
+        cfg.validate()?;
+        Ok(Self { weights, shapes: cfg.expected_tensors().into_iter().collect() })
     }
-    Ok(t)
+
+    /// The tensor `name` (a name the config expects); errors name a missing or misshapen tensor.
+    pub(crate) fn get(&self, name: &str) -> Result<&'a HostTensor, String> {
+        let t = self.weights.get(name).ok_or_else(|| format!("missing tensor {name}"))?;
+        let shape = &self.shapes[name];
+        if &t.shape != shape {
+            return Err(format!("tensor {name} has shape {:?}, expected {:?}", t.shape, shape));
+        }
+        Ok(t)
+    }
+
+    /// `1 + w` of a zero-centred RMSNorm weight.
+    pub(crate) fn one_plus(&self, name: &str) -> Result<Vec<f32>, String> {
+        Ok(self.get(name)?.data.iter().map(|w| 1.0 + w).collect())
+    }
+}
+
+/// Per conv channel `[conv_dim]`: some tap before the current one is nonzero (`conv` is `[conv_dim, kernel]`).
+pub(crate) fn conv_history(conv: &[f32], kernel: usize) -> Vec<bool> {
+    conv.chunks_exact(kernel).map(|w| w[..kernel - 1].iter().any(|v| *v != 0.0)).collect()
+}
+
+/// The rotary inverse frequencies `1 / theta^(2i / rotary_dim)`, computed as transformers does: in f32 from an
+/// f32 arange.
+pub(crate) fn rope_inv_freq(cfg: &Qwen35Config) -> Vec<f32> {
+    let rd = cfg.rotary_dim();
+    let theta = cfg.rope_parameters.rope_theta;
+    (0..rd / 2).map(|i| 1.0f32 / (theta as f32).powf((2 * i) as f32 / rd as f32)).collect()
 }
 
 impl SparseModel {
     /// Prepare `weights` (named as `Qwen3_5ForCausalLM` names them) for decoding. Errors name a missing or
     /// misshapen tensor.
     pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
-        cfg.validate()?;
-        let shapes: std::collections::HashMap<String, Vec<usize>> = cfg.expected_tensors().into_iter().collect();
-        let get = |name: &str| -> Result<&HostTensor, String> { take(weights, name, &shapes[name]) };
+        let w = CheckedWeights::new(cfg, weights)?;
+        let get = |name: &str| w.get(name);
         // CSC for projections of sparse activations (down, out, o), CSR for those of the normed residual.
         let sp = |name: &str| -> Result<SparseMatrix, String> { Ok(SparseMatrix::from_dense(get(name)?)) };
         let spr = |name: &str| -> Result<SparseMatrix, String> { Ok(SparseMatrix::from_dense(get(name)?).into_row_major()) };
-        let one_plus = |name: &str| -> Result<Vec<f32>, String> { Ok(get(name)?.data.iter().map(|w| 1.0 + w).collect()) };
+        let one_plus = |name: &str| w.one_plus(name);
         let mut layers = Vec::new();
         for (i, lt) in cfg.layer_types.iter().enumerate() {
             let p = format!("model.layers.{i}");
@@ -143,10 +177,7 @@ impl SparseModel {
                     let qkv = spr(&format!("{a}.in_proj_qkv.weight"))?;
                     Mixer::Linear(DeltaNet {
                         active: qkv.nonempty_rows(),
-                        history: {
-                            let (w, k) = (&get(&format!("{a}.conv1d.weight"))?.data, cfg.linear_conv_kernel_dim);
-                            (0..cfg.linear_conv_dim()).map(|ch| w[ch * k..ch * k + k - 1].iter().any(|v| *v != 0.0)).collect()
-                        },
+                        history: conv_history(&get(&format!("{a}.conv1d.weight"))?.data, cfg.linear_conv_kernel_dim),
                         qkv,
                         z: spr(&format!("{a}.in_proj_z.weight"))?,
                         b: spr(&format!("{a}.in_proj_b.weight"))?,
@@ -187,13 +218,7 @@ impl SparseModel {
         } else {
             spr("lm_head.weight")?
         };
-        let rd = cfg.rotary_dim();
-        let theta = cfg.rope_parameters.rope_theta;
-        // inv_freq = 1 / theta^(2i/rd), computed as transformers does: in f32 from an f32 arange.
-        let inv_freq = (0..rd / 2)
-            .map(|i| 1.0f32 / (theta as f32).powf((2 * i) as f32 / rd as f32))
-            .collect();
-        Ok(Self { cfg: cfg.clone(), embed, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq })
+        Ok(Self { cfg: cfg.clone(), embed, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq: rope_inv_freq(cfg) })
     }
 
     /// The model's configuration.
