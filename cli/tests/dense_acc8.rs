@@ -59,10 +59,11 @@ fn dense_lockstep(backend: BackendKind, prog: &[u8], max_steps: usize) -> (usize
 #[test]
 fn dense_flex_runs_acc8_for_10k_steps_in_lockstep() {
     // The stress program (every opcode, indirect loads, self-modifying stores), its first 10,000 steps:
-    // 52,371 trace positions (a step is 6 tokens, 5 when it stores nothing: `M_ADDR=NONE` skips `M_DATA`).
+    // 20,006 trace positions: a step writes only what changed (PC, ACC when it changes, a store's address and
+    // data when they differ from the previous store's, OUT when written), 2.0 tokens per step.
     let (n, steps) = dense_lockstep(BackendKind::Flex, &acc8_stress_program(2), 10_000);
     assert_eq!(steps, 10_000);
-    assert_eq!(n, 52_371);
+    assert_eq!(n, 20_006);
 }
 
 #[test]

@@ -91,6 +91,20 @@ pub enum Op {
     /// AND-OR select: the OR over cases of `sel ? value : 0` (`sel` 1 bit, `value` of the node width). With
     /// one-hot selects this is a parallel multiplexer (two layers however many cases).
     AndOr { cases: Vec<(NodeId, NodeId)> },
+    /// A multi-operand sum `konst + Σ ±(x << shift)` modulo 2^width, each operand zero-extended (any widths).
+    /// The weaver computes it as one weighted sum (as deep as one add of the node width), where a chain of
+    /// `Add`/`Sub` nodes would take one sum per node: e.g. `x - 5·d` is `[(x, 0, +), (d, 0, -), (d, 2, -)]`.
+    Sum { terms: Vec<SumTerm>, konst: u64 },
+}
+
+/// One operand of [`Op::Sum`]: node `node` shifted left by `shift` bits, subtracted when `neg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SumTerm {
+    pub node: NodeId,
+    #[serde(default)]
+    pub shift: u32,
+    #[serde(default)]
+    pub neg: bool,
 }
 
 /// A node: an operation and its result width in bits.
@@ -164,6 +178,7 @@ impl Op {
             Op::Concat { parts } => parts.clone(),
             Op::Lookup { index, .. } => vec![*index],
             Op::AndOr { cases } => cases.iter().flat_map(|(s, v)| [*s, *v]).collect(),
+            Op::Sum { terms, .. } => terms.iter().map(|t| t.node).collect(),
         }
     }
 }
@@ -263,6 +278,10 @@ impl CircuitBuilder {
     }
     pub fn lookup(&mut self, width: u32, table: Vec<u64>, index: NodeId) -> NodeId {
         self.node(width, Op::Lookup { table, index })
+    }
+    /// `konst + Σ ±(x << shift)` modulo 2^width ([`Op::Sum`]).
+    pub fn sum(&mut self, width: u32, terms: &[SumTerm], konst: u64) -> NodeId {
+        self.node(width, Op::Sum { terms: terms.to_vec(), konst })
     }
     /// OR over `(sel, value)` cases of `sel ? value : 0`.
     pub fn and_or(&mut self, width: u32, cases: &[(NodeId, NodeId)]) -> NodeId {

@@ -22,7 +22,7 @@ pub mod trace;
 
 pub use toml;
 
-pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind};
+pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind, SumTerm};
 pub use eval::{MachineState, Reference, StepOutcome};
 pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program};
 pub use machine::{DescError, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, RegisterDesc, API_VERSION};

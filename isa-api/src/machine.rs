@@ -318,6 +318,14 @@ impl MachineDesc {
                         return Err(e(format!("parts add up to {s} bits")));
                     }
                 }
+                Op::Sum { terms, konst } => {
+                    if terms.iter().any(|t| t.shift >= 64) {
+                        return Err(e("a sum term shifted by 64 bits or more".into()));
+                    }
+                    if n.width < 64 && *konst >> n.width != 0 {
+                        return Err(e(format!("constant {konst} does not fit {} bits", n.width)));
+                    }
+                }
                 Op::AndOr { cases } => {
                     if cases.is_empty() || cases.iter().any(|(s, v)| w(*s) != 1 || w(*v) != n.width) {
                         return Err(e("and_or takes at least one case of a 1-bit select and a value of the result width".into()));

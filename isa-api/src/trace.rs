@@ -1,13 +1,14 @@
 //! The one trace decoder: tokens -> fields -> events, and the inverse.
 //!
-//! A machine step is written as its step fields in [`Protocol::step_fields`] order, then `STEP` (or the single
-//! token `HALT`); a disabled memory write or port is one `NONE` on its group's first field. Between steps the
-//! host may inject input-port values (`IN_<port>` chunks) and, in the prompt, load words into memories
-//! (`LOAD_<mem>_ADDR` chunks, then `LOAD_<mem>_DATA` chunks; the last data chunk commits the word).
+//! A machine step is written as the step fields it changes, in [`Protocol::step_fields`] order, the last one as
+//! its end variant (or the single token `STEP` when nothing changed, or `HALT`); see [`crate::protocol`] for the
+//! rule. Between steps the host may inject input-port values (`IN_<port>` chunks) and, in the prompt, load words
+//! into memories (`LOAD_<mem>_ADDR` chunks, then `LOAD_<mem>_DATA` chunks; the last data chunk commits the word).
 //!
-//! - [`Protocol::step_tokens`] writes one step's field values as tokens; [`StepDecoder`] reads them back, token
-//!   by token, checking that every token is the one the protocol allows at that position.
-//! - [`Protocol::step_events`] turns a step's field values into what happened: every register's next value,
+//! - [`Protocol::emitted`] is the rule: which fields a step writes, given their values and the
+//!   [`TraceHistory`] (every field's latest value); [`Protocol::step_tokens`] writes them as tokens;
+//!   [`StepDecoder`] reads them back, token by token, checking that every token may stand where it stands.
+//! - [`Protocol::step_events`] turns a step's written fields into what happened: every register's next value,
 //!   the memory writes, the output-port writes ([`StepEvents`]).
 //!
 //! Every host loop, lockstep check and test reads traces through this module; nothing else decodes tokens.
@@ -28,12 +29,14 @@ pub struct MemWriteEvent {
 pub struct StepEvents {
     /// The step was `HALT`: nothing else happened and the run is over.
     pub halted: bool,
-    /// The value of every step field, in [`Protocol::step_fields`] order (`None` for each field of a disabled
-    /// write's or port's group); empty when halted. [`Protocol::step_tokens`] writes these back as tokens.
+    /// The step fields the step wrote, in [`Protocol::step_fields`] order (`None`: not written, because its
+    /// value did not change or its write or port was off); empty when halted. [`Protocol::step_tokens`] writes
+    /// these back as tokens.
     pub fields: Vec<Option<u64>>,
     /// Every register's value after the step, by register index (empty when halted).
     pub regs: Vec<u64>,
-    /// Memory writes of the step, in protocol order.
+    /// Memory writes of the step (those with a token: a write equal to its memory's previous write has none
+    /// and changes nothing), in protocol order.
     pub writes: Vec<MemWriteEvent>,
     /// Output-port writes `(port, value)`, in protocol order.
     pub outputs: Vec<(u32, u64)>,
@@ -56,6 +59,25 @@ impl StepEvents {
     /// [`crate::MachineFace::micro_step`]) is nonzero after it.
     pub fn retired(&self, micro_step: Option<u32>) -> bool {
         !self.halted && micro_step.is_none_or(|r| self.reg(r) == 0)
+    }
+}
+
+/// What the "only what changed" rule refers to: the latest value of every step field (0 before its first
+/// token) and which memories have had a write. The reference evaluator (writing a trace) and the decoder
+/// (reading one) each keep one; in the woven network it is layer 0's staging heads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceHistory {
+    /// Per step position (index into [`Protocol::step_fields`]).
+    pub latest: Vec<u64>,
+    /// Per memory index.
+    pub written: Vec<bool>,
+}
+
+impl TraceHistory {
+    /// The history before the first step: every value 0, no memory written.
+    pub fn new(p: &Protocol) -> Self {
+        let mems = p.fields.iter().filter_map(|f| if let FieldRole::LoadAddr { mem, .. } | FieldRole::MemAddr { mem, .. } = f.role { Some(mem as usize + 1) } else { None }).max().unwrap_or(0);
+        Self { latest: vec![0; p.step_fields.len()], written: vec![false; mems] }
     }
 }
 
@@ -83,59 +105,93 @@ pub enum Decoded {
 }
 
 impl Protocol {
-    /// The tokens of one step whose step fields (in [`Self::step_fields`] order) carry `fields` (`None`: the
-    /// field's group is disabled, written as one `NONE`), then `STEP`. The inverse of [`StepDecoder`].
-    pub fn step_tokens(&self, fields: &[Option<u64>]) -> Vec<u32> {
-        let mut t = Vec::with_capacity(self.step_fields.len() + 1);
-        let mut k = 0;
-        while k < self.step_fields.len() {
-            t.push(self.encode(self.step_fields[k], fields[k]));
-            k = if fields[k].is_none() { self.after_none(k) } else { k + 1 };
-        }
-        t.push(self.step_token);
-        t
+    /// The rule of the trace: the fields a step writes, given the value of every step field (`values`, in
+    /// [`Self::step_fields`] order; `None` for the fields of a write or port that is off this step) and the
+    /// history before the step. A register chunk is written iff it changed; a memory write's chunk iff the
+    /// write is on and the chunk differs from its latest value (the address's first chunk also at the memory's
+    /// first write); an output port's chunks iff the port is written.
+    pub fn emitted(&self, hist: &TraceHistory, values: &[Option<u64>]) -> Vec<Option<u64>> {
+        self.step_fields
+            .iter()
+            .enumerate()
+            .map(|(k, fi)| {
+                let v = values[k]?;
+                let changed = v != hist.latest[k];
+                let write = match self.fields[*fi as usize].role {
+                    FieldRole::RegNext { .. } => changed,
+                    FieldRole::MemAddr { mem, chunk: 0 } => changed || !hist.written[mem as usize],
+                    FieldRole::MemAddr { .. } | FieldRole::MemData { .. } => changed,
+                    FieldRole::Out { .. } => true,
+                    FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => false,
+                };
+                write.then_some(v)
+            })
+            .collect()
     }
 
-    /// The events of a step whose step fields carry `fields` (as [`StepEvents::fields`]).
-    pub fn step_events(&self, fields: &[Option<u64>]) -> StepEvents {
+    /// The tokens of one step that writes `fields` (as [`StepEvents::fields`]): each written field in order,
+    /// the last as its end variant; `STEP` alone when nothing is written. The inverse of [`StepDecoder`].
+    pub fn step_tokens(&self, fields: &[Option<u64>]) -> Vec<u32> {
+        let last = fields.iter().rposition(|f| f.is_some());
+        let Some(last) = last else { return vec![self.step_token] };
+        fields.iter().enumerate().filter_map(|(k, v)| v.map(|v| self.encode(self.step_fields[k], v, k == last))).collect()
+    }
+
+    /// The events of a step that writes `fields` (as [`StepEvents::fields`]), after which `hist` holds the
+    /// step's latest values.
+    pub fn step_events(&self, hist: &mut TraceHistory, fields: &[Option<u64>]) -> StepEvents {
         let nregs = self.step_fields.iter().filter_map(|f| if let FieldRole::RegNext { reg, .. } = self.fields[*f as usize].role { Some(reg as usize + 1) } else { None }).max().unwrap_or(0);
         let mut ev = StepEvents { halted: false, fields: fields.to_vec(), regs: vec![0; nregs], writes: Vec::new(), outputs: Vec::new() };
+        for (k, v) in fields.iter().enumerate() {
+            if let Some(v) = v {
+                hist.latest[k] = *v;
+                if let FieldRole::MemAddr { mem, chunk: 0 } = self.fields[self.step_fields[k] as usize].role {
+                    hist.written[mem as usize] = true;
+                }
+            }
+        }
+        // A memory's write is reported when any of its fields was written this step.
+        let mut touched: Vec<u32> = Vec::new();
         for (k, &fi) in self.step_fields.iter().enumerate() {
             let f = &self.fields[fi as usize];
-            let Some(v) = fields[k] else { continue };
-            let v = v << f.lo;
+            let v = hist.latest[k] << f.lo;
             match f.role {
                 FieldRole::RegNext { reg, .. } => ev.regs[reg as usize] |= v,
-                FieldRole::MemAddr { mem, chunk } => {
-                    if chunk == 0 {
+                FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. } => {
+                    if !touched.contains(&mem) {
+                        touched.push(mem);
                         ev.writes.push(MemWriteEvent { mem, addr: 0, data: 0 });
                     }
-                    if let Some(w) = ev.writes.last_mut() {
+                    let w = ev.writes.iter_mut().find(|w| w.mem == mem).expect("pushed above");
+                    if matches!(f.role, FieldRole::MemAddr { .. }) {
                         w.addr |= v;
-                    }
-                }
-                FieldRole::MemData { .. } => {
-                    if let Some(w) = ev.writes.last_mut() {
+                    } else {
                         w.data |= v;
                     }
                 }
                 FieldRole::Out { port, chunk } => {
-                    if chunk == 0 {
-                        ev.outputs.push((port, 0));
-                    }
-                    if let Some(o) = ev.outputs.last_mut() {
-                        o.1 |= v;
+                    if fields[k].is_some() {
+                        if chunk == 0 {
+                            ev.outputs.push((port, 0));
+                        }
+                        if let Some(o) = ev.outputs.last_mut() {
+                            o.1 |= v;
+                        }
                     }
                 }
                 FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => {}
             }
         }
+        let written_now = |mem: u32| {
+            self.step_fields.iter().enumerate().any(|(k, fi)| fields[k].is_some() && matches!(self.fields[*fi as usize].role, FieldRole::MemAddr { mem: m, .. } | FieldRole::MemData { mem: m, .. } if m == mem))
+        };
+        ev.writes.retain(|w| hist.written[w.mem as usize] && written_now(w.mem));
         ev
     }
 
     /// Is `token` a host-only token (a load or an input injection), which the machine never writes?
     pub fn is_host_token(&self, token: u32) -> bool {
-        matches!(self.decode(token), Some(Token::Value { field, .. } | Token::None { field }) if self.fields[field as usize].host_only)
+        matches!(self.decode(token), Some(Token::Value { field, .. }) if self.fields[field as usize].host_only)
     }
 
     /// Decode a whole token sequence into its steps (loads and injections are skipped; see [`StepDecoder`]
@@ -156,27 +212,39 @@ impl Protocol {
 #[derive(Clone, Debug)]
 pub struct StepDecoder<'p> {
     proto: &'p Protocol,
-    /// Position in `step_fields` of the next field of the current step.
+    /// Smallest step position the next field of the current step may have (0: between steps).
     k: usize,
     fields: Vec<Option<u64>>,
+    /// Step position of every step field (`usize::MAX` for host-only fields).
+    position_of: Vec<usize>,
+    hist: TraceHistory,
     /// A load in progress: memory, address, data so far.
     load: Option<(u32, u64, u64)>,
     /// An injection in progress: port, value so far.
     input: Option<(u32, u64)>,
     position: usize,
-    /// A step field (or the start) has been seen.
+    /// The machine has started (its first `STEP`) or a step field has been seen.
     started: bool,
 }
 
 impl<'p> StepDecoder<'p> {
-    /// A decoder at the start of a trace (or of a step).
+    /// A decoder at the start of a trace.
     pub fn new(proto: &'p Protocol) -> Self {
-        Self { proto, k: 0, fields: vec![None; proto.step_fields.len()], load: None, input: None, position: 0, started: false }
+        let mut position_of = vec![usize::MAX; proto.fields.len()];
+        for (k, f) in proto.step_fields.iter().enumerate() {
+            position_of[*f as usize] = k;
+        }
+        Self { proto, k: 0, fields: vec![None; proto.step_fields.len()], position_of, hist: TraceHistory::new(proto), load: None, input: None, position: 0, started: false }
     }
 
     /// Is the decoder between steps (no field of a step seen yet)?
     pub fn at_boundary(&self) -> bool {
         self.k == 0
+    }
+
+    /// The latest value of every step field and the memories written so far.
+    pub fn history(&self) -> &TraceHistory {
+        &self.hist
     }
 
     /// Feed one token.
@@ -187,24 +255,21 @@ impl<'p> StepDecoder<'p> {
         let err = |msg: String| TraceError { position: pos, msg };
         let expected = |k: usize| -> String {
             match p.step_fields.get(k) {
-                Some(f) => format!("field {}", p.fields[*f as usize].name),
-                None => "STEP".to_string(),
+                Some(f) => format!("field {} or a later one", p.fields[*f as usize].name),
+                None => "the end of the step".to_string(),
             }
         };
         let Some(tok) = p.decode(token) else { return Err(err(format!("token {token} is outside the vocabulary ({} tokens)", p.vocab_size))) };
         match tok {
             Token::Step => {
-                if self.k == 0 && !self.started {
+                if self.k != 0 {
+                    return Err(err(format!("STEP inside a step, where {} was expected", expected(self.k))));
+                }
+                if !self.started {
                     self.started = true;
                     return Ok(Decoded::Start);
                 }
-                if self.k != p.step_fields.len() {
-                    return Err(err(format!("STEP where {} was expected", expected(self.k))));
-                }
-                let ev = p.step_events(&self.fields);
-                self.k = 0;
-                self.fields.iter_mut().for_each(|f| *f = None);
-                Ok(Decoded::Step(ev))
+                Ok(Decoded::Step(self.finish()))
             }
             Token::Halt => {
                 if self.k != 0 {
@@ -212,11 +277,10 @@ impl<'p> StepDecoder<'p> {
                 }
                 Ok(Decoded::Step(StepEvents { halted: true, ..StepEvents::default() }))
             }
-            Token::Value { field, .. } | Token::None { field } if p.fields[field as usize].host_only => {
+            Token::Value { field, value, .. } if p.fields[field as usize].host_only => {
                 if self.k != 0 {
                     return Err(err(format!("host token {} inside a step, where {} was expected", p.describe(token), expected(self.k))));
                 }
-                let Token::Value { value, .. } = tok else { return Err(err(format!("{} has no NONE", p.fields[field as usize].name))) };
                 let f = &p.fields[field as usize];
                 let v = value << f.lo;
                 let next_same = |pred: &dyn Fn(FieldRole) -> bool| p.fields.get(field as usize + 1).is_some_and(|n| pred(n.role));
@@ -251,24 +315,37 @@ impl<'p> StepDecoder<'p> {
                     _ => Err(err(format!("{} is not a host field", f.name))),
                 }
             }
-            Token::Value { field, value } => {
-                if p.step_fields.get(self.k) != Some(&field) {
+            Token::Value { field, value, end } => {
+                let kk = self.position_of[field as usize];
+                if kk < self.k {
                     return Err(err(format!("{} where {} was expected", p.describe(token), expected(self.k))));
                 }
-                self.fields[self.k] = Some(value);
-                self.k += 1;
+                self.fields[kk] = Some(value);
+                self.k = kk + 1;
                 self.started = true;
-                Ok(Decoded::Partial)
-            }
-            Token::None { field } => {
-                if p.step_fields.get(self.k) != Some(&field) {
-                    return Err(err(format!("{} where {} was expected", p.describe(token), expected(self.k))));
+                if !end {
+                    return Ok(Decoded::Partial);
                 }
-                self.k = p.after_none(self.k);
-                self.started = true;
-                Ok(Decoded::Partial)
+                // An output port is written whole or not at all.
+                for (j, fi) in p.step_fields.iter().enumerate() {
+                    if let FieldRole::Out { port, .. } = p.fields[*fi as usize].role {
+                        let group = |i: &usize| matches!(p.fields[p.step_fields[*i] as usize].role, FieldRole::Out { port: q, .. } if q == port);
+                        if self.fields[j].is_none() && (0..p.step_fields.len()).filter(group).any(|i| self.fields[i].is_some()) {
+                            return Err(err(format!("the step writes part of port {}'s value but not {}", p.fields[p.step_fields[(0..p.step_fields.len()).find(group).unwrap_or(j)] as usize].name, p.fields[*fi as usize].name)));
+                        }
+                    }
+                }
+                Ok(Decoded::Step(self.finish()))
             }
         }
+    }
+
+    /// End the current step: its events, and the decoder back at a boundary.
+    fn finish(&mut self) -> StepEvents {
+        let ev = self.proto.step_events(&mut self.hist, &self.fields);
+        self.k = 0;
+        self.fields.iter_mut().for_each(|f| *f = None);
+        ev
     }
 }
 
@@ -276,6 +353,7 @@ impl<'p> StepDecoder<'p> {
 mod tests {
     use super::*;
     use crate::eval::Reference;
+    use crate::protocol::Token;
 
     /// The decoder reads back exactly what the reference evaluator wrote: fields, registers, writes, outputs,
     /// loads and injections; a token out of place is an error naming the expected field.
@@ -322,21 +400,26 @@ mod tests {
             }
         }
         assert!(writes > 20, "{writes} writes");
-        // Out of place: a STEP too early, a field twice, HALT inside a step, a token outside the vocabulary.
-        let first = p.encode(p.step_fields[0], Some(1));
+        // Out of place: a field before one already seen, a STEP or HALT inside a step, a token outside the
+        // vocabulary, part of a port.
+        let (f0, f1) = (p.step_fields[0], p.step_fields[1]);
         let mut dec = StepDecoder::new(&p);
-        dec.push(first).unwrap();
-        let e = dec.push(first).unwrap_err().to_string();
-        assert!(e.contains("position 1") && e.contains(&format!("field {} was expected", p.fields[p.step_fields[1] as usize].name)), "{e}");
-        // A bare STEP starts the machine (the prompt's last token); after that it must end a step.
+        dec.push(p.step_token).unwrap();
+        dec.push(p.encode(f1, 1, false)).unwrap();
+        let e = dec.push(p.encode(f0, 1, false)).unwrap_err().to_string();
+        assert!(e.contains("position 2") && e.contains(&format!("field {} or a later one was expected", p.fields[p.step_fields[2] as usize].name)), "{e}");
+        // A bare STEP starts the machine (the prompt's last token); after that it is a step that changes nothing.
         let mut dec = StepDecoder::new(&p);
         assert_eq!(dec.push(p.step_token).unwrap(), Decoded::Start);
-        let e = dec.push(p.step_token).map(|_| ()).unwrap_err().to_string();
-        assert!(e.contains("STEP where field"), "{e}");
+        assert!(matches!(dec.push(p.step_token).unwrap(), Decoded::Step(s) if !s.halted && s.fields.iter().all(|f| f.is_none())));
+        dec.push(p.encode(f0, 1, false)).unwrap();
+        assert!(dec.push(p.step_token).unwrap_err().to_string().contains("STEP inside a step"));
         let mut dec = StepDecoder::new(&p);
-        dec.push(first).unwrap();
+        dec.push(p.encode(f0, 1, false)).unwrap();
         assert!(dec.push(p.halt_token).unwrap_err().to_string().contains("HALT inside a step"));
         assert!(StepDecoder::new(&p).push(p.vocab_size).unwrap_err().to_string().contains("outside the vocabulary"));
+        let out = *p.step_fields.last().unwrap();
+        assert!(matches!(p.decode(p.encode(out, 3, true)), Some(Token::Value { end: true, value: 3, .. })));
     }
 
     #[test]

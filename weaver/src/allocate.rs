@@ -1,7 +1,7 @@
 //! Pass 3, `allocate`: typed, named residual slots, MLP units per layer, DeltaNet heads per layer, and the
 //! model geometry.
 //!
-//! Slots: the constant slot (+1), one indicator per token class, the token-value bits, the NONE flag, then
+//! Slots: the constant slot (+1), one indicator per token class, the token-value bits, the end flag, then
 //! one *fresh* slot per computed bit (staged field bits, register bits, memory-read bits, gate outputs). The
 //! embedding sets fresh slots to -1 and exactly one block later adds 0 or +2 (SSA), so every slot is ±1 at
 //! every layer boundary. A slot whose node has been read for the last time is reset to -1 by one MLP unit
@@ -30,7 +30,7 @@ pub enum SlotKind {
     Const,
     TokClass,
     TokBit,
-    TokNone,
+    TokEnd,
     Fresh,
     Pad,
 }
@@ -125,8 +125,8 @@ fn read_nodes(net: &Netlist) -> Vec<bool> {
         net.gates.iter().flat_map(|g| g.terms.iter()).flat_map(|t| t.lin.iter()).for_each(|(n, _)| mark(&Sig::of(*n)));
         net.reads.iter().flat_map(|r| r.addr.iter()).for_each(&mut mark);
         net.commits.iter().flat_map(|c| c.addr.iter().chain(c.data.iter()).chain([&c.enable])).for_each(&mut mark);
-        net.reg_values.iter().flatten().for_each(&mut mark);
-        net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter()).chain(net.phases.iter()).for_each(&mut mark);
+        net.reg_values.iter().flatten().chain(net.commit.iter()).for_each(&mut mark);
+        net.outputs.iter().flat_map(|o| o.bits.iter().chain([&o.emit])).chain(net.halt.iter()).chain(net.after.iter()).for_each(&mut mark);
     }
     read
 }
@@ -149,7 +149,7 @@ fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64
     let mut last_read = vec![i64::MIN; n];
     for (i, src) in net.nodes.iter().enumerate() {
         first_write[i] = match src {
-            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokNone => -1,
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd => -1,
             Source::Staged { .. } => 0,
             Source::RegBit { .. } => 2,
             Source::ReadBit { read, .. } => 2 * sched.read_chunks[*read as usize][0].layer as i64,
@@ -179,7 +179,7 @@ fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64
             h.value.iter().for_each(|b| use_at(b, t));
         }
     }
-    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter()).chain(net.phases.iter());
+    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain([&o.emit])).chain(net.halt.iter()).chain(net.after.iter());
     for s in outs.chain([Sig::ONE].iter()) {
         use_at(s, i64::MAX);
     }
@@ -219,7 +219,7 @@ pub fn allocate(
     // Staging heads (layer 0): one per field.
     let mut field_nodes: Vec<Vec<u32>> = Vec::new();
     let mut tok_bits = Vec::new();
-    let mut tok_none = Sig::ZERO;
+
     let mut classes = Vec::new();
     for (i, src) in net.nodes.iter().enumerate() {
         match src {
@@ -230,7 +230,6 @@ pub fn allocate(
                 field_nodes[*field as usize].push(i as u32);
             }
             Source::TokBit(_) => tok_bits.push(Sig::of(i as u32)),
-            Source::TokNone => tok_none = Sig::of(i as u32),
             Source::TokClass(_) => classes.push(Sig::of(i as u32)),
             _ => {}
         }
@@ -243,8 +242,8 @@ pub fn allocate(
         }
         let cls = classes[crate::lower::Classes::field(f as u32) as usize];
         let mut value: Vec<Sig> = tok_bits[..fd.width as usize].to_vec();
-        if fd.optional {
-            value.push(tok_none.not());
+        if field_nodes[f].len() > fd.width as usize {
+            value.push(Sig::ONE); // the written-before flag
         }
         layers[0].heads.push(Head {
             name: format!("stage {}", fd.name),
@@ -260,13 +259,13 @@ pub fn allocate(
     if !net.reg_bits.is_empty() && nl < 2 {
         return Err(WeaveError::Other("registers need at least two layers (weaver bug)".into()));
     }
-    let step_cls = classes[crate::lower::Classes::STEP as usize];
+    let commit = net.commit.unwrap_or(classes[crate::lower::Classes::STEP as usize]);
     for (r, bits) in net.reg_bits.iter().enumerate() {
         layers[1].heads.push(Head {
             name: format!("register {}", desc.registers[r].name),
             key: KeySrc::Const,
             query: KeySrc::Const,
-            enable: step_cls,
+            enable: commit,
             value: net.reg_values[r].clone(),
             out: bits.clone(),
             read: None,
@@ -337,7 +336,7 @@ pub fn allocate(
             Source::Const => SlotKind::Const,
             Source::TokClass(_) => SlotKind::TokClass,
             Source::TokBit(_) => SlotKind::TokBit,
-            Source::TokNone => SlotKind::TokNone,
+            Source::TokEnd => SlotKind::TokEnd,
             _ => SlotKind::Fresh,
         };
         let sl = match free.pop_first() {
@@ -439,7 +438,7 @@ mod tests {
         let count = |k: SlotKind| a.slots.iter().filter(|s| s.kind == k).count();
         assert_eq!(count(SlotKind::TokClass), 2 + w.protocol.fields.len());
         assert_eq!(count(SlotKind::TokBit), 8);
-        assert_eq!(count(SlotKind::TokNone), 1);
+        assert_eq!(count(SlotKind::TokEnd), 1);
         assert_eq!(count(SlotKind::Pad), 0);
         // layer 0: one staging head per field except the output port's (nothing reads its staged value),
         // sharing constant key heads (R per key head, R chosen for the fewest parameters)

@@ -15,11 +15,13 @@
 //!   gated RMSNorm exactly 2; `z = 128·(Σ lits - (m-1))` over the read address's block literals (silu(z) = 128 in the block that
 //!   holds the address, exactly -0 in every other block, whose read so adds exactly 0), norm weight 1,
 //!   out_proj `2^-7` from each entry whose pattern has the bit set. Unwritten rows read zeros: bits stay 0.
-//! - Embedding: ±1 rows (constant +1, class indicators, token bits, NONE flag, fresh slots -1, padding +1).
-//! - lm_head: `logit(field f, v) = 1024·[next phase is f] + Σ_j ±x_{f,j} (+ x_present)`; NONE: `1024·[..] +
-//!   n_f - x_present`; HALT: `1024·[next is the first field] + n_1 + opt_1 + 2·x_halt`; host-only tokens -1024.
-//!   `[next phase is f]` is the phase bit of f (`Netlist::phases`, a gate of the token's class and NONE flag,
-//!   since a NONE skips the rest of its group).
+//! - Embedding: ±1 rows (constant +1, class indicators, token bits, end flag, fresh slots -1, padding +1).
+//! - lm_head ([`LogitScale`]): the token of step position `k`, value `v` scores `A·after_k + E·emit_k - P·k +
+//!   Σ_j ±x_{k,j}`, plus for its *more* variant `2·(emits after k) - 1`; `STEP` scores `A·after_0 + E - P·(n+1)`;
+//!   `HALT` `A·after_0 + 2E·halt`; host-only tokens `-2A`. So the argmax is the first open position whose field
+//!   the step writes (`after_k`: `Netlist::after`; `emit_k`: the field's emit bit), with its value, as its end
+//!   variant exactly when no later field is written; `STEP` when none is; `HALT` over all when the halt bit is
+//!   set. Every logit is an integer below 2^24, unique with a margin of at least 1.
 
 use crate::allocate::{Allocation, KeySrc, SlotKind, Unit};
 use crate::lower::Classes;
@@ -262,11 +264,10 @@ fn block_literals(src: &KeySrc, dk: usize, slot: &dyn Fn(Sig) -> (usize, f32)) -
 fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostTensor) {
     let h = a.geometry.hidden;
     for tok in 0..a.geometry.vocab {
-        let (class, value, none) = match proto.decode(tok as u32) {
+        let (class, value, end) = match proto.decode(tok as u32) {
             Some(isa_api::Token::Step) => (Some(Classes::STEP), None, false),
             Some(isa_api::Token::Halt) => (Some(Classes::HALT), None, false),
-            Some(isa_api::Token::Value { field, value }) => (Some(Classes::field(field)), Some(value), false),
-            Some(isa_api::Token::None { field }) => (Some(Classes::field(field)), None, true),
+            Some(isa_api::Token::Value { field, value, end }) => (Some(Classes::field(field)), Some(value), end),
             None => (None, None, false),
         };
         let row = &mut e.data[tok * h..(tok + 1) * h];
@@ -278,7 +279,7 @@ fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostT
                 Source::Const => 1.0,
                 Source::TokClass(c) => if Some(c) == class { 1.0 } else { -1.0 },
                 Source::TokBit(j) => if value.is_some_and(|v| (v >> j) & 1 == 1) { 1.0 } else { -1.0 },
-                Source::TokNone => if none { 1.0 } else { -1.0 },
+                Source::TokEnd => if end { 1.0 } else { -1.0 },
                 _ => continue,
             };
             row[a.slot_of[i]] = v;
@@ -291,57 +292,84 @@ fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostT
     }
 }
 
+/// The lm_head's weights for a protocol of `n` step positions whose widest field has `w` bits (see the module
+/// docs): `priority` P exceeds the spread of the value and more terms (`2w + 2n + 1`), `emit` E exceeds every
+/// priority difference, `after` A exceeds every score of a closed position.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogitScale {
+    pub after: f32,
+    pub emit: f32,
+    pub priority: f32,
+}
+
+impl LogitScale {
+    pub fn of(n: usize, w: u32) -> Self {
+        let priority = (4 * (n as u32 + w + 2)) as f32;
+        let emit = priority * (n as f32 + 2.0);
+        Self { after: 4.0 * emit, emit, priority }
+    }
+}
+
 fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTensor) {
     let cslot = a.slot(Sig::ONE).0;
     let steps = &proto.step_fields;
-    // bonus·(x_phase + 1)/2 with the phase bit of step position k (k = steps.len(): STEP)
-    let bonus = |lm: &mut HostTensor, tok: usize, k: usize| {
-        let (s, g) = a.slot(net.phases[k]);
-        *lm.at2_mut(tok, s) += g * PHASE_BONUS / 2.0;
-        *lm.at2_mut(tok, cslot) += PHASE_BONUS / 2.0;
+    let n = steps.len();
+    let wmax = proto.fields.iter().map(|f| f.width).max().unwrap_or(0);
+    let sc = LogitScale::of(n, wmax);
+    // c·bit(s) = c·(x + 1)/2
+    let add_bit = |lm: &mut HostTensor, tok: usize, s: Sig, c: f32| {
+        let (sl, g) = a.slot(s);
+        *lm.at2_mut(tok, sl) += g * c / 2.0;
+        *lm.at2_mut(tok, cslot) += c / 2.0;
     };
-    bonus(lm, proto.step_token as usize, steps.len());
-    let mut is_step = vec![None; proto.fields.len()];
+    let mut position = vec![None; proto.fields.len()];
     for (k, f) in steps.iter().enumerate() {
-        is_step[*f as usize] = Some(k);
+        position[*f as usize] = Some(k);
     }
     for (fi, f) in proto.fields.iter().enumerate() {
-        let Some(k) = is_step[fi] else {
+        let Some(k) = position[fi] else {
             for v in 0..f.token_count() {
-                *lm.at2_mut((f.first_token + v) as usize, cslot) = -PHASE_BONUS;
+                *lm.at2_mut((f.first_token + v) as usize, cslot) = -2.0 * sc.after;
             }
             continue;
         };
         let o = &net.outputs[k];
-        for v in 0..(1u32 << f.width) {
-            let tok = (f.first_token + v) as usize;
-            bonus(lm, tok, k);
-            for (j, b) in o.bits.iter().enumerate() {
-                let (s, g) = a.slot(*b);
-                *lm.at2_mut(tok, s) += if (v >> j) & 1 == 1 { g } else { -g };
+        for end in [false, true] {
+            for v in 0..(1u64 << f.width) {
+                let tok = proto.encode(fi as u32, v, end) as usize;
+                add_bit(lm, tok, net.after[k], sc.after);
+                add_bit(lm, tok, o.emit, sc.emit);
+                *lm.at2_mut(tok, cslot) -= sc.priority * k as f32;
+                for (j, b) in o.bits.iter().enumerate() {
+                    let (s, g) = a.slot(*b);
+                    *lm.at2_mut(tok, s) += if (v >> j) & 1 == 1 { g } else { -g };
+                }
+                if !end {
+                    for later in &net.outputs[k + 1..] {
+                        add_bit(lm, tok, later.emit, 2.0);
+                    }
+                    *lm.at2_mut(tok, cslot) -= 1.0;
+                }
             }
-            if let Some(p) = o.present {
-                let (s, g) = a.slot(p);
-                *lm.at2_mut(tok, s) += g;
-            }
-        }
-        if let (Some(nt), Some(p)) = (f.none_token(), o.present) {
-            bonus(lm, nt as usize, k);
-            *lm.at2_mut(nt as usize, cslot) += f.width as f32;
-            let (s, g) = a.slot(p);
-            *lm.at2_mut(nt as usize, s) -= g;
         }
     }
+    let st = proto.step_token as usize;
     let ht = proto.halt_token as usize;
-    match (net.halt, steps.first()) {
-        (Some(hs), Some(first)) => {
-            let f = &proto.fields[*first as usize];
-            bonus(lm, ht, 0);
-            *lm.at2_mut(ht, cslot) += f.width as f32 + f.optional as u32 as f32;
-            let (s, g) = a.slot(hs);
-            *lm.at2_mut(ht, s) += 2.0 * g;
+    match net.after.first() {
+        Some(&boundary) => {
+            add_bit(lm, st, boundary, sc.after);
+            *lm.at2_mut(st, cslot) += sc.emit - sc.priority * (n as f32 + 1.0);
+            add_bit(lm, ht, boundary, sc.after);
+            match net.halt {
+                Some(h) => add_bit(lm, ht, h, 2.0 * sc.emit),
+                None => *lm.at2_mut(ht, cslot) = -2.0 * sc.after,
+            }
         }
-        _ => *lm.at2_mut(ht, cslot) = -PHASE_BONUS,
+        // A machine without step fields: every step is STEP (or HALT).
+        None => match net.halt {
+            Some(h) => add_bit(lm, ht, h, 2.0),
+            None => *lm.at2_mut(ht, cslot) = -2.0,
+        },
     }
 }
 
@@ -376,6 +404,13 @@ mod tests {
         let gain = 1.0 + norm_gain_weight(1e-6);
         let reg_slot = |r: usize, bit: usize| a.slot_of[w.netlist.reg_bits[r][bit] as usize];
         let sum_slots: Vec<(usize, f32)> = w.netlist.outputs.iter().skip(2).flat_map(|o| o.bits.iter().map(|s| a.slot(*s))).collect();
+        let other_slots: Vec<usize> = a.layers[l]
+            .units
+            .iter()
+            .filter_map(|u| u.gate())
+            .map(|g| a.slot_of[w.netlist.nodes.iter().position(|s| *s == crate::net::Source::Gate(g)).unwrap()])
+            .filter(|s| !sum_slots.iter().any(|(x, _)| x == s))
+            .collect();
         for av in 0..16u32 {
             for bv in 0..16u32 {
                 let mut xr = vec![-1.0f32; h];
@@ -400,6 +435,11 @@ mod tests {
                 let want = av + bv;
                 for (c, o) in out.iter().enumerate() {
                     let bit = sum_slots.iter().position(|(s, _)| *s == c);
+                    // Other gates of this layer (the emit bits of A and B, which keep their values) are not
+                    // the adder's.
+                    if bit.is_none() && other_slots.contains(&c) {
+                        continue;
+                    }
                     let expect = match bit {
                         Some(j) if (want >> j) & 1 == 1 => 2.0,
                         _ => 0.0,

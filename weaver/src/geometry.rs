@@ -220,7 +220,7 @@ mod tests {
     fn geometry_overflow_is_named() {
         let g = GeometryConfig { layers: Some(3), hidden: Some(100), ..GeometryConfig::default() };
         let e = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(g), attention_layer: true }).unwrap_err().to_string();
-        assert!(e.contains("num_hidden_layers needs 7 but the target has 3"), "{e}");
+        assert!(e.contains("num_hidden_layers needs 8 but the target has 3"), "{e}");
         assert!(e.contains("hidden_size needs"), "{e}");
     }
 

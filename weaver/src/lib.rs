@@ -89,7 +89,7 @@ pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveErro
         vocab_size: g.vocab,
         parameters: config.parameter_count(),
         nonzero_weights,
-        tokens_per_step: protocol.step_fields.len() + 1,
+        tokens_per_step: protocol.step_fields.len().max(1),
         gates: netlist.gates.len(),
         memory_reads: netlist.reads.len(),
         units_per_layer: allocation.layers.iter().map(|l| l.units.len()).collect(),

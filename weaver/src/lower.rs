@@ -29,11 +29,16 @@ pub struct Lower<'a> {
     pub net: Netlist,
     desc: &'a MachineDesc,
     proto: &'a Protocol,
-    /// Per field: staged value bits then (optional fields) the present bit.
+    /// Per field: staged value bits then (a memory write's first address chunk) the written-before bit.
     pub staged: Vec<Vec<Sig>>,
     pub class: Vec<Sig>,
     pub tok_bits: Vec<Sig>,
-    pub tok_none: Sig,
+    pub tok_end: Sig,
+}
+
+/// Does field `f` stage a written-before bit (a memory write's first address chunk)?
+fn has_written_bit(f: &isa_api::Field) -> bool {
+    matches!(f.role, FieldRole::MemAddr { chunk: 0, .. })
 }
 
 fn bits_of(v: u64, n: u32) -> Vec<Sig> {
@@ -63,33 +68,38 @@ impl<'a> Lower<'a> {
             .collect();
         let maxw = proto.fields.iter().map(|f| f.width).max().unwrap_or(0);
         let tok_bits = (0..maxw).map(|j| Sig::of(net.add_node(Source::TokBit(j), format!("tok.bit{j}")))).collect();
-        let tok_none = Sig::of(net.add_node(Source::TokNone, "tok.none".into()));
+        let tok_end = Sig::of(net.add_node(Source::TokEnd, "tok.end".into()));
         let mut staged = Vec::new();
         for (fi, f) in proto.fields.iter().enumerate() {
-            let n = f.width + f.optional as u32;
+            let n = f.width + has_written_bit(f) as u32;
             let v = (0..n)
                 .map(|b| {
-                    let nm = if b == f.width { format!("staged:{}.present", f.name) } else { format!("staged:{}.bit{b}", f.name) };
+                    let nm = if b == f.width { format!("staged:{}.written", f.name) } else { format!("staged:{}.bit{b}", f.name) };
                     Sig::of(net.add_node(Source::Staged { field: fi as u32, bit: b }, nm))
                 })
                 .collect();
             staged.push(v);
         }
-        Self { net, desc, proto, staged, class, tok_bits, tok_none }
+        Self { net, desc, proto, staged, class, tok_bits, tok_end }
     }
 
     fn fields(&self, pred: impl Fn(FieldRole) -> bool) -> Vec<u32> {
         self.proto.fields_where(pred)
     }
 
-    /// Concatenated staged value bits (without present flags) of the given fields.
+    /// Concatenated staged value bits (without written-before bits) of the given fields.
     fn staged_concat(&self, fields: &[u32]) -> Vec<Sig> {
         fields.iter().flat_map(|f| self.staged[*f as usize][..self.proto.fields[*f as usize].width as usize].to_vec()).collect()
     }
 
     fn build(&mut self) -> Result<(), WeaveError> {
         let d = self.desc;
-        // Memory commits (computed in layer 0's MLP when a step write and loads must be muxed).
+        // A step commits at its last token: `STEP` or a field's end variant (exclusive token features).
+        let step = self.class[Classes::STEP as usize];
+        let commit = self.net.gate("commit", &[(vec![(step, 1), (self.tok_end, 1)], -1, 1)], 0)?;
+        self.net.commit = Some(commit);
+        // Memory commits (computed in layer 0's MLP when a step write and loads must be muxed): at every
+        // commit a memory written before applies its latest write again (a no-op unless this step changed it).
         for (mi, _) in d.memories.iter().enumerate() {
             let mi = mi as u32;
             let la = self.fields(|r| matches!(r, FieldRole::LoadAddr { mem, .. } if mem == mi));
@@ -101,11 +111,9 @@ impl<'a> Lower<'a> {
                 Commit { mem: mi, enable: load_cls, addr: laddr, data: ldata }
             } else {
                 let sd = self.fields(|r| matches!(r, FieldRole::MemData { mem, .. } if mem == mi));
-                // The write group's first field (address chunk 0) is NONE when the write is disabled.
-                let present = *self.staged[sa[0] as usize].last().expect("optional field has a present bit");
-                let step = self.class[Classes::STEP as usize];
+                let written = *self.staged[sa[0] as usize].last().expect("a first address chunk stages its written-before bit");
                 let name = &d.memories[mi as usize].name;
-                let enable = self.net.gate(&format!("{name}.commit"), &[(vec![(step, 1), (present, 1)], -2, 1), (vec![(load_cls, 1)], -1, 1)], 0)?;
+                let enable = self.net.gate(&format!("{name}.commit"), &[(vec![(step, 1), (self.tok_end, 1), (written, 1)], -2, 1), (vec![(load_cls, 1)], -1, 1)], 0)?;
                 let (saddr, sdata) = (self.staged_concat(&sa), self.staged_concat(&sd));
                 let addr = self.mux_bits(&format!("{name}.waddr"), load_cls, &saddr, &laddr)?;
                 let data = self.mux_bits(&format!("{name}.wdata"), load_cls, &sdata, &ldata)?;
@@ -113,7 +121,7 @@ impl<'a> Lower<'a> {
             };
             self.net.commits.push(commit);
         }
-        // Registers: committed at STEP from the staged next-value fields.
+        // Registers: committed at every commit from the staged next-value fields (their latest chunks).
         for (ri, r) in d.registers.iter().enumerate() {
             let ri = ri as u32;
             let fs = self.fields(|x| matches!(x, FieldRole::RegNext { reg, .. } if reg == ri));
@@ -129,73 +137,93 @@ impl<'a> Lower<'a> {
             debug_assert_eq!(w.len(), n.width as usize);
             words.push(w);
         }
-        // Outputs of every step field.
+        // Outputs of every step field: its value bits and its emit bit (the rule of `Protocol::emitted`: a
+        // register chunk that differs from its staged latest value; a memory write's chunk when the write is on
+        // and the chunk differs, or for the first address chunk when the memory was never written; an output
+        // port's chunks when it is written).
         let c = &d.circuit;
-        for &fi in &self.proto.step_fields {
+        for (k, &fi) in self.proto.step_fields.iter().enumerate() {
             let f = &self.proto.fields[fi as usize];
             let sl = |v: &Vec<Sig>| v[f.lo as usize..(f.lo + f.width) as usize].to_vec();
+            let staged = self.staged[fi as usize].clone();
+            let name = format!("emit:{}", f.name);
             let out = match f.role {
                 FieldRole::RegNext { reg, .. } => {
                     let v = match c.next.iter().find(|x| x.reg == reg) {
                         Some(rn) => words[rn.value as usize].clone(),
                         None => self.net.reg_bits[reg as usize].iter().map(|n| Sig::of(*n)).collect(),
                     };
-                    FieldOut { bits: sl(&v), present: None }
+                    let bits = sl(&v);
+                    let emit = self.differs(&name, &bits, &staged[..f.width as usize], Sig::ONE, None)?;
+                    FieldOut { bits, emit }
                 }
-                // A group's first field carries the enable (NONE when off); the group's other fields are only
-                // emitted when it is on.
-                FieldRole::MemAddr { mem, .. } => {
+                FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. } => {
                     let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
-                    FieldOut { bits: sl(&words[w.addr as usize]), present: f.optional.then(|| words[w.enable as usize][0]) }
-                }
-                FieldRole::MemData { mem, .. } => {
-                    let w = c.mem_writes.iter().find(|w| w.mem == mem).expect("protocol from this circuit");
-                    FieldOut { bits: sl(&words[w.data as usize]), present: f.optional.then(|| words[w.enable as usize][0]) }
+                    let src = if matches!(f.role, FieldRole::MemAddr { .. }) { w.addr } else { w.data };
+                    let bits = sl(&words[src as usize]);
+                    let written = has_written_bit(f).then(|| staged[f.width as usize]);
+                    let emit = self.differs(&name, &bits, &staged[..f.width as usize], words[w.enable as usize][0], written)?;
+                    FieldOut { bits, emit }
                 }
                 FieldRole::Out { port, .. } => {
                     let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
-                    FieldOut { bits: sl(&words[o.value as usize]), present: f.optional.then(|| words[o.enable as usize][0]) }
+                    FieldOut { bits: sl(&words[o.value as usize]), emit: words[o.enable as usize][0] }
                 }
                 FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => unreachable!("not a step field"),
             };
+            debug_assert_eq!(k, self.net.outputs.len());
             self.net.outputs.push(out);
         }
         self.net.halt = c.halt.map(|h| words[h as usize][0]);
-        self.phases()?;
+        self.after()?;
         Ok(())
     }
 
-    /// The phase bits: `phases[k]` is 1 when the token after the current one is step position `k`'s field
-    /// (`k = step_fields.len()`: STEP). Position 0 follows STEP; position k follows position k - 1 when that
-    /// was not NONE, and follows any optional position j whose NONE skips to k ([`Protocol::after_none`]).
-    /// The predecessors are distinct token classes, so the terms are exclusive. Computed from the token's
-    /// class and NONE flag alone (layer 0's MLP); the lm_head adds the phase bonus from them.
-    fn phases(&mut self) -> Result<(), WeaveError> {
+    /// `enable ∧ (bits ≠ staged ∨ ¬written)` (`written`: the staged written-before bit, when the field has one)
+    /// as one gate: with `L = Σ 2^i (bits_i - staged_i)`, the exclusive terms `[enable ∧ ¬written]`,
+    /// `[enable ∧ written ∧ L ≥ 1]` and `[enable ∧ written ∧ -L ≥ 1]` (each AND a large negative weight on a
+    /// false literal).
+    fn differs(&mut self, name: &str, bits: &[Sig], staged: &[Sig], enable: Sig, written: Option<Sig>) -> Result<Sig, WeaveError> {
+        let big = 1i64 << (bits.len() + 1);
+        let mut lin: Vec<(Sig, i64)> = Vec::new();
+        for (i, (b, s)) in bits.iter().zip(staged).enumerate() {
+            lin.push((*b, 1 << i));
+            lin.push((*s, -(1i64 << i)));
+        }
+        let mut guard = vec![(enable, big)];
+        let mut bias = -1 - big;
+        if let Some(w) = written {
+            guard.push((w, big));
+            bias -= big;
+        }
+        let pos: Vec<(Sig, i64)> = lin.iter().copied().chain(guard.iter().copied()).collect();
+        let neg: Vec<(Sig, i64)> = lin.iter().map(|(s, c)| (*s, -c)).chain(guard.iter().copied()).collect();
+        let mut terms = vec![(pos, bias, 1), (neg, bias, 1)];
+        if let Some(w) = written {
+            terms.push((vec![(enable, 1), (w, -1)], -1, 1));
+        }
+        self.net.gate(name, &terms, 0)
+    }
+
+    /// The after bits: `after[k]` is 1 when the current token leaves step position `k` open: a commit (`STEP`,
+    /// an end token), an injected input token (between steps), or a token of an earlier position that is not
+    /// its step's last. The terms are exclusive token features, so each is one layer-0 gate. The lm_head picks,
+    /// among open positions, the first whose emit bit is set (or `STEP`, or `HALT`); see `emit`.
+    fn after(&mut self) -> Result<(), WeaveError> {
         let p = self.proto;
         let n = p.step_fields.len();
-        let none = self.tok_none;
-        let cls = |k: usize| -> Sig { if k == usize::MAX { self.class[Classes::STEP as usize] } else { self.class[Classes::field(p.step_fields[k]) as usize] } };
-        let mut preds: Vec<Vec<(Vec<(Sig, i64)>, i64, i64)>> = vec![Vec::new(); n + 1];
-        if n > 0 {
-            preds[0].push((vec![(cls(usize::MAX), 1)], -1, 1));
-            // Injected input tokens come between steps: the next step's first field follows them.
-            for f in p.fields_where(|r| matches!(r, FieldRole::In { .. })) {
-                preds[0].push((vec![(self.class[Classes::field(f) as usize], 1)], -1, 1));
-            }
+        let end = self.tok_end;
+        let mut boundary: Vec<(Vec<(Sig, i64)>, i64, i64)> = vec![(vec![(self.class[Classes::STEP as usize], 1)], -1, 1), (vec![(end, 1)], -1, 1)];
+        for f in p.fields_where(|r| matches!(r, FieldRole::In { .. })) {
+            boundary.push((vec![(self.class[Classes::field(f) as usize], 1)], -1, 1));
         }
         for k in 0..n {
-            let optional = p.fields[p.step_fields[k] as usize].optional;
-            if optional {
-                preds[k + 1].push((vec![(cls(k), 1), (none.not(), 1)], -2, 1));
-                preds[p.after_none(k)].push((vec![(cls(k), 1), (none, 1)], -2, 1));
-            } else {
-                preds[k + 1].push((vec![(cls(k), 1)], -1, 1));
+            let mut terms = boundary.clone();
+            for j in 0..k {
+                terms.push((vec![(self.class[Classes::field(p.step_fields[j]) as usize], 1), (end, -1)], -1, 1));
             }
-        }
-        for (k, terms) in preds.iter().enumerate() {
-            let name = if k == n { "phase:STEP".to_string() } else { format!("phase:{}", p.fields[p.step_fields[k] as usize].name) };
-            let g = self.net.gate(&name, terms, 0)?;
-            self.net.phases.push(g);
+            let g = self.net.gate(&format!("after:{}", p.fields[p.step_fields[k] as usize].name), &terms, 0)?;
+            self.net.after.push(g);
         }
         Ok(())
     }
@@ -298,6 +326,26 @@ impl<'a> Lower<'a> {
                     out.push(self.net.gate(&format!("{nm}.bit{i}"), &[(lin, -1, 1)], 0)?);
                 }
                 out
+            }
+            // konst + Σ ±(x << shift) mod 2^n as one weighted sum; -(x << s) = Σ_i 2^(i+s)·¬x_i - 2^s·(2^|x| - 1).
+            Op::Sum { terms, konst } => {
+                let modulus = 1u128 << n;
+                let mut t = Vec::new();
+                let mut k = *konst as u128 % modulus;
+                for st in terms {
+                    let x = w(&st.node);
+                    for (i, b) in x.iter().enumerate() {
+                        let p = i as u32 + st.shift;
+                        if p < width {
+                            t.push((if st.neg { b.not() } else { *b }, p));
+                        }
+                    }
+                    if st.neg && st.shift < width {
+                        let ones = ((1u128 << x.len().min(128 - st.shift as usize)) - 1) << st.shift;
+                        k = (k + modulus - ones % modulus) % modulus;
+                    }
+                }
+                self.weighted_sum(&nm, t, k, width)?
             }
             Op::Lookup { table, index } => {
                 let idx = w(index);

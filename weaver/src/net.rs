@@ -50,9 +50,10 @@ pub enum Source {
     TokClass(u32),
     /// Bit `bit` of the current token's value (value tokens; -1 otherwise).
     TokBit(u32),
-    /// +1 when the current token is a NONE token.
-    TokNone,
-    /// Latest value of field `field` (bit `bit`; `bit == width` is the present flag): layer-0 staging heads.
+    /// +1 when the current token is the end variant of a step field's value (it commits its step).
+    TokEnd,
+    /// Latest value of field `field` (bit `bit`; `bit == width` is the written-before flag of a memory write's
+    /// first address chunk): layer-0 staging heads.
     Staged { field: u32, bit: u32 },
     /// Committed register bit (layer-1 register heads).
     RegBit { reg: u32, bit: u32 },
@@ -104,11 +105,12 @@ pub struct Commit {
     pub data: Vec<Sig>,
 }
 
-/// What the lm_head reads for one step field: its value bits and, for optional fields, the present bit.
+/// What the lm_head reads for one step field: its value bits and whether the step writes it (see
+/// [`isa_api::Protocol::emitted`]).
 #[derive(Clone, Debug)]
 pub struct FieldOut {
     pub bits: Vec<Sig>,
-    pub present: Option<Sig>,
+    pub emit: Sig,
 }
 
 /// Largest |linear form| allowed: 128·L must stay an exact f32 integer in any summation order.
@@ -130,9 +132,12 @@ pub struct Netlist {
     /// Per step field, in protocol order.
     pub outputs: Vec<FieldOut>,
     pub halt: Option<Sig>,
-    /// Per step position and then STEP: 1 when the next token is that position's field (see
-    /// `lower::Lower::phases`).
-    pub phases: Vec<Sig>,
+    /// 1 at a step's last token (`STEP` or an end token): registers and memories commit there.
+    pub commit: Option<Sig>,
+    /// Per step position: 1 when the current token leaves that position open (the token is a commit, an
+    /// injection, or a field token of an earlier position that is not the step's last), so the next token may
+    /// be that position's field (see `lower::Lower::after`). Position 0's is "at a step boundary".
+    pub after: Vec<Sig>,
     dedup: HashMap<Gate, Sig>,
 }
 

@@ -1,7 +1,7 @@
 //! Pass 1b, `prune`: dead-gate elimination. A gate (or a memory read) whose value nothing the model must
 //! produce depends on gets no MLP units, no head and no residual slot.
 //!
-//! Roots: every step field's value and present bits, the halt bit, the phase bits, every memory commit
+//! Roots: every step field's value and emit bits, the halt bit, the after bits, every memory commit
 //! (enable, address, data) and every register's staged next value. Liveness flows backwards through gate
 //! inputs and read addresses (nodes are in dependency order, so one reverse sweep suffices). Inputs (the
 //! constant, token classes and bits, the NONE flag, staged fields, register bits) are always kept: heads and
@@ -15,9 +15,9 @@ pub fn prune(net: &Netlist) -> Netlist {
     let mut live = vec![false; n];
     let mark = |s: &Sig, live: &mut Vec<bool>| live[s.node as usize] = true;
     for o in &net.outputs {
-        o.bits.iter().chain(o.present.iter()).for_each(|s| mark(s, &mut live));
+        o.bits.iter().chain([&o.emit]).for_each(|s| mark(s, &mut live));
     }
-    net.halt.iter().chain(net.phases.iter()).for_each(|s| mark(s, &mut live));
+    net.halt.iter().chain(net.after.iter()).chain(net.commit.iter()).for_each(|s| mark(s, &mut live));
     for c in &net.commits {
         c.addr.iter().chain(c.data.iter()).chain(std::iter::once(&c.enable)).for_each(|s| mark(s, &mut live));
     }
@@ -88,9 +88,10 @@ pub fn prune(net: &Netlist) -> Netlist {
     out.commits = net.commits.iter().map(|c| Commit { mem: c.mem, enable: sig(&c.enable), addr: sigs(&c.addr), data: sigs(&c.data) }).collect();
     out.reg_values = net.reg_values.iter().map(|v| sigs(v)).collect();
     out.reg_bits = net.reg_bits.iter().map(|v| v.iter().map(|b| map[*b as usize]).collect()).collect();
-    out.outputs = net.outputs.iter().map(|o| FieldOut { bits: sigs(&o.bits), present: o.present.as_ref().map(sig) }).collect();
+    out.outputs = net.outputs.iter().map(|o| FieldOut { bits: sigs(&o.bits), emit: sig(&o.emit) }).collect();
     out.halt = net.halt.as_ref().map(sig);
-    out.phases = sigs(&net.phases);
+    out.after = sigs(&net.after);
+    out.commit = net.commit.as_ref().map(sig);
     out
 }
 
@@ -107,7 +108,7 @@ mod tests {
         let rb = n.add_node(Source::ReadBit { read: 0, bit: 0 }, "unused read".into());
         n.reads.push(Read { mem: 0, addr: vec![dead], bits: vec![rb] });
         let live = n.gate("live", &[(vec![(a, 1), (b, 1)], -2, 1)], 0).unwrap(); // a AND b
-        n.outputs.push(FieldOut { bits: vec![live.not()], present: None });
+        n.outputs.push(FieldOut { bits: vec![live.not()], emit: Sig::ONE });
         let p = prune(&n);
         assert_eq!(p.gates.len(), 1);
         assert!(p.reads.is_empty());

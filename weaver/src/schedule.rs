@@ -75,7 +75,7 @@ pub fn schedule(net: &Netlist, mem_rows: &[usize], const_heads: &[usize], mixers
     let rs = |ready: &Vec<u32>, s: &Sig| ready[s.node as usize];
     for (i, src) in net.nodes.iter().enumerate() {
         ready[i] = match *src {
-            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokNone => 0,
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd => 0,
             Source::Staged { .. } => 1,
             Source::RegBit { .. } => 3,
             Source::ReadBit { read, bit } => {
@@ -123,7 +123,7 @@ pub fn schedule(net: &Netlist, mem_rows: &[usize], const_heads: &[usize], mixers
     if !net.reg_bits.is_empty() {
         last = last.max(3);
     }
-    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain(o.present.iter())).chain(net.halt.iter()).chain(net.phases.iter());
+    let outs = net.outputs.iter().flat_map(|o| o.bits.iter().chain([&o.emit])).chain(net.halt.iter()).chain(net.after.iter());
     for s in outs {
         last = last.max(ready[s.node as usize]);
     }
@@ -156,7 +156,7 @@ mod tests {
         n.reads.push(Read { mem: 0, addr: vec![g1], bits: vec![rb] });
         let g2 = n.gate("g2", &[(vec![(Sig::of(rb), 1), (en, 1)], -2, 1)], 0).unwrap();
         let g0 = n.gate("g0", &[(vec![(st, 1), (en, 1)], -1, 1)], 0).unwrap(); // staged only: layer 0 MLP
-        n.outputs.push(crate::net::FieldOut { bits: vec![g2, g0], present: None });
+        n.outputs.push(crate::net::FieldOut { bits: vec![g2, g0], emit: Sig::ONE });
         let s = schedule(&n, &[2], &[], &Mixers::unbounded(4)).unwrap();
         assert_eq!(s.gate_sublayer, vec![3, 5, 1]);
         assert_eq!(s.read_sublayer, vec![4]);
