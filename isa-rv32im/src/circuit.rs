@@ -5,21 +5,23 @@
 //! stores, §2.7 FENCE, §2.8 ECALL/EBREAK, chapter 7 M (Table 7.1: division by zero and overflow), Bitmanip
 //! 1.0.0 §2.1 Zba. The interpreter [`crate::Cpu`] is the oracle; `tests/circuit_lockstep.rs` runs both.
 //!
-//! # State (what every step writes to the trace)
+//! # State (what a step writes to the trace when it changes)
 //!
 //! | item | kind | width | meaning |
 //! |---|---|---|---|
 //! | `PC` | register | log2(RAM/4) | word index of pc relative to the RAM base (RV32IM without C: pc is 4-aligned) |
 //! | `BUSY` | register | 8 | micro-step: 0 = an instruction retired this step; else inside a multi-step instruction; 255 = stopping |
-//! | `X` | memory, 64 x 32 | | rows 0..31 = x0..x31 (row 0 is never written), rows 32..35 = micro-code scratch |
+//! | `DIV_Q` | register | 32 | division: the dividend's magnitude, whose 4-bit digits the iterations replace by the quotient's |
+//! | `X` | memory, 64 x 32 | | rows 0..31 = x0..x31 (row 0 is never written), rows 32..34 = micro-code scratch |
 //! | `RAM` | memory, (RAM/4) x 32 | | [`MemoryLayout::Words`] (default): RAM as little-endian 32-bit words |
 //! | `RAM0..RAM3` | memories, (RAM/4) x 8 | | [`MemoryLayout::ByteLanes`]: lane i holds the bytes at `(addr - base) % 4 == i` |
 //! | `OUT` | port, 8 | | console byte (ECALL write, fd 1 or 2) |
 //! | `EXIT` | port, 8 | | exit status (`a0 & 0xff`, as the process status under qemu-riscv32) |
 //! | `FAULT` | port, 40 | | bits 0..8: [`FaultCode`] bits; bits 8..40: the faulting address ([`fault_address`]); the machine halts on the next step |
 //!
-//! A step is 18 trace tokens with 8-bit chunks (PC 2, BUSY 1, X write 1 + 4, RAM write 2 + 4, three ports,
-//! STEP; a silent port is one `NONE`, a fault 5 tokens: code and address); 24 with byte lanes (four lane writes of 2 + 1). Retire rule (no ISA knowledge needed): a step retired
+//! A step writes only the 8-bit chunks that changed (`isa_api::trace`): at most 25 trace tokens (PC 2, BUSY 1,
+//! DIV_Q 4, X write 1 + 4, RAM write 2 + 4, OUT 1, EXIT 1, FAULT 5: code and address), 31 with byte lanes (four
+//! lane writes of 2 + 1), and typically two to four. Retire rule (no ISA knowledge needed): a step retired
 //! one instruction iff `BUSY` is 0 after it. A stop (exit, fault, EBREAK) is two steps: the first emits `EXIT`
 //! or `FAULT` and sets `BUSY = 255` (pc stays at the ECALL/faulting instruction); the second is the single
 //! token `HALT`.
@@ -32,16 +34,13 @@
 //!
 //! # Multi-step instructions (micro-code inside the circuit; pc holds until the last step)
 //!
-//! - DIV/DIVU/REM/REMU: restoring division on magnitudes (Unpriv §7.2), one quotient bit per iteration, all
-//!   state in scratch rows of `X` (so no register widens the trace). Step `BUSY = 0` stores `|rs1|` (row N),
-//!   `BUSY = 1` stores `|rs2|` (row D); from `BUSY = 128` each iteration forms `2R + n[31-k]`, compares with
-//!   `|d|` and subtracts: DIV/DIVU spend two steps per bit (one writes the quotient row Q, the next the
-//!   remainder row R; both recompute the same quotient bit from the unchanged R, since one memory write per step
-//!   is allowed), REM/REMU one (remainder only). A final step reads Q or R, applies the sign and writes rd:
-//!   DIV/DIVU take 67 steps, REM/REMU 35. Division by zero gives `Q = 2^32 - 1` and `R = n` straight out of the
+//! - DIV/DIVU/REM/REMU: radix-16 restoring division on magnitudes (Unpriv §7.2) in ten steps (`divider`):
+//!   `BUSY = 0` stores `|rs1|` in `DIV_Q` and `|rs2|` in scratch row D; `BUSY = 1..=8` each decide a 4-bit
+//!   quotient digit from fifteen side-by-side differences `16R + digit - j·|d|` (the remainder goes to row R, the
+//!   digit replaces the dividend digit it consumed in `DIV_Q`); `BUSY = 9` reads the quotient or remainder,
+//!   applies the sign and writes rd. Division by zero gives `Q = 2^32 - 1` and `R = n` straight out of the
 //!   iteration (Table 7.1; DIV's quotient is not negated when the divisor is 0); signed overflow (`-2^31 / -1`)
-//!   gives `Q = 2^31`, not negated, and `R = 0`. Each iteration is three threshold levels deep, much shallower
-//!   than a combinational divider (about 32 subtract levels) or trial multiplication.
+//!   gives `Q = 2^31`, not negated, and `R = 0`.
 //! - MUL/MULH/MULHSU/MULHU: combinational, one shared 64-bit `MulLo` of operands sign- or zero-extended by
 //!   funct3; see the README section for the weaver's depth of it.
 //! - ECALL write (a7 = 64): one byte per step from the address in scratch row N (a1 on the first step) on
@@ -68,6 +67,8 @@ pub mod reg {
     pub const PC: u32 = 0;
     /// Micro-step counter; 0 after a step that retired an instruction.
     pub const BUSY: u32 = 1;
+    /// Division: |dividend|, whose 4-bit groups the iterations replace by quotient digits from the top.
+    pub const DIV_Q: u32 = 2;
 }
 
 /// Memory indices of the machine.
@@ -243,20 +244,18 @@ pub enum CircuitError {
 
 /// Scratch rows of the register-file memory used by micro-code.
 mod scratch {
-    /// |dividend| (division); the current byte address (ECALL write).
+    /// The current byte address (ECALL write); the first word of a word-crossing load.
     pub const N: u64 = 32;
-    /// |divisor|.
+    /// The last byte's address (ECALL write); |divisor| (division).
     pub const D: u64 = 33;
-    /// Partial remainder.
+    /// Partial remainder (division).
     pub const R: u64 = 34;
-    /// Partial quotient.
-    pub const Q: u64 = 35;
 }
 
-/// `BUSY` values of the division micro-code: steps 0 (store |n|) and 1 (store |d|), then iterations from
-/// `DIV_ITER` (DIV/DIVU: a quotient step and a remainder step per bit, `DIV_ITER..DIV_ITER + 64`; REM/REMU: a
-/// remainder step per bit, `DIV_ITER..DIV_ITER + 32`), then the final step that writes rd.
-const DIV_ITER: u64 = 128;
+/// Quotient bits of one division iteration (radix 2^DIV_RADIX_BITS).
+const DIV_RADIX_BITS: u32 = 4;
+/// Division iterations: 32 / [`DIV_RADIX_BITS`], at `BUSY = 1 ..= DIV_ITERS`; `BUSY = DIV_ITERS + 1` writes rd.
+const DIV_ITERS: u64 = 32 / DIV_RADIX_BITS as u64;
 
 /// Where the data access reads and writes RAM.
 #[derive(Clone)]
@@ -339,9 +338,8 @@ struct Fetch {
     busy: NodeId,
     busy0: NodeId,
     s_d: NodeId,
-    s_n: NodeId,
-    s_q: NodeId,
     s_r: NodeId,
+    s_n: NodeId,
     a0: NodeId,
     a1: NodeId,
     a2: NodeId,
@@ -436,16 +434,12 @@ struct Alu {
 struct Divider {
     c1: NodeId,
     d_c0: NodeId,
-    d_c1: NodeId,
     d_fin: NodeId,
     d_hold: NodeId,
-    d_qstep: NodeId,
     d_rstep: NodeId,
     div_busy_next: NodeId,
     div_res: NodeId,
     mag_d: NodeId,
-    mag_n: NodeId,
-    q_next: NodeId,
     r_next: NodeId,
 }
 
@@ -540,12 +534,11 @@ fn fetch(s: &mut CircuitBuilder, ram: &Ram) -> Fetch {
     let s_n = rowk(s, scratch::N);
     let s_d = rowk(s, scratch::D);
     let s_r = rowk(s, scratch::R);
-    let s_q = rowk(s, scratch::Q);
     let a0 = rowk(s, 10);
     let a1 = rowk(s, 11);
     let a2 = rowk(s, 12);
     let a7 = rowk(s, 17);
-    Fetch { key15, key8, op5, w, pc, a, bv, f3, busy, busy0, s_d, s_n, s_q, s_r, a0, a1, a2, a7, rd, rd6, stopping }
+    Fetch { key15, key8, op5, w, pc, a, bv, f3, busy, busy0, s_d, s_n, s_r, a0, a1, a2, a7, rd, rd6, stopping }
 }
 
 /// Decode: one parallel equality per instruction (Unpriv Table 24.2), and the immediates (Unpriv §2.3).
@@ -725,16 +718,28 @@ fn alu(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode, pc_unit: &PcUnit)
     Alu { r_add, r_and, r_auipc, r_mul, r_mulhi, r_or, r_sh, r_sll, r_slt, r_sltu, r_sra, r_srl, r_sub, r_xor }
 }
 
-/// The division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows.
+/// The division micro-code (Unpriv §7.2): radix-16 restoring division on magnitudes. State: the register
+/// `DIV_Q` (which costs no trace token while it keeps its value) and the scratch rows D (|d|) and R (the
+/// partial remainder) of `X`.
+///
+/// - `BUSY = 0`: `DIV_Q = |rs1|`, row D = `|rs2|`.
+/// - `BUSY = 1..=8`, iteration `i = BUSY - 1` on 4-bit group `g = 7 - i`: `X = 16·R + DIV_Q[g]` (R = 0 at
+///   the first); the quotient digit `q` is the number of `j` in 1..16 with `X >= j·d`, all fifteen `X - j·d`
+///   computed side by side as one weighted sum each ([`isa_api::Op::Sum`]); row R = `X - q·d` (selected, as the
+///   differences are at hand) and `q` replaces the dividend digit it consumed, `DIV_Q[g]`. After the last,
+///   `DIV_Q` is the quotient.
+/// - `BUSY = 9`: rd = the quotient or remainder with its sign; the instruction retires.
+///
+/// Ten steps for every DIV/DIVU/REM/REMU. Division by zero gives `Q = 2^32 - 1` and `R = n` straight out of the
+/// iteration (Table 7.1; DIV's quotient is not negated when the divisor is 0); signed overflow (`-2^31 / -1`)
+/// gives `Q = 2^31`, not negated, and `R = 0`.
 fn divider(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode) -> Divider {
-    let Fetch { a, busy, busy0, bv, f3, s_d, s_n, s_q, s_r, .. } = fetch.clone();
+    let Fetch { a, busy, busy0, bv, f3, s_d, s_r, .. } = fetch.clone();
     let Decode { is_div, .. } = decode.clone();
-    // ---- division micro-code (Unpriv §7.2): restoring division on magnitudes, state in scratch rows -----------
     let f3b0 = s.bit(f3, 0);
     let f3b1 = s.bit(f3, 1);
     let div_signed = s.not(f3b0); // DIV, REM
     let div_rem = f3b1; // REM, REMU
-    let div_quot = s.not(f3b1); // DIV, DIVU
     let a31 = s.bit(a, 31);
     let b31 = s.bit(bv, 31);
     let sn = s.and(div_signed, a31);
@@ -747,78 +752,93 @@ fn divider(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode) -> Divider {
         let nb = s.neg(bv);
         s.select(sd, nb, bv)
     };
+    let dq = s.reg(reg::DIV_Q, 32);
+    let (dd, dr) = (s_d, s_r);
     let c1 = s.eq_const(busy, 1);
-    let b7 = s.bit(busy, 7);
-    // First iteration (R = Q = 0): BUSY = DIV_ITER (REM) or DIV_ITER, DIV_ITER + 1 (DIV: Q then R step).
-    let c_first = {
-        let hi = s.slice(busy, 1, BUSY_BITS - 1);
-        let fq = s.eq_const(hi, DIV_ITER >> 1);
-        let fr = s.eq_const(busy, DIV_ITER);
-        s.select(div_quot, fq, fr)
-    };
-    let c_fin_q = s.eq_const(busy, DIV_ITER + 64);
-    let c_fin_r = s.eq_const(busy, DIV_ITER + 32);
-    let c_fin = s.select(div_quot, c_fin_q, c_fin_r);
-    let not_fin = s.not(c_fin);
-    let iter = s.and(b7, not_fin);
-    let kq = s.slice(busy, 1, 5);
-    let kr = s.slice(busy, 0, 5);
-    let kk = s.select(div_quot, kq, kr); // quotient bit 31 - k is decided now
-    let phase_r = {
-        let b0 = s.bit(busy, 0);
-        s.select(div_quot, b0, b7)
+    let k = DIV_RADIX_BITS;
+    let groups = 32 / k;
+    // iteration i (BUSY = i + 1) consumes dividend group groups-1-i and decides quotient group groups-1-i
+    let iter_at: Vec<NodeId> = (0..groups as u64).map(|i| s.eq_const(busy, i + 1)).collect();
+    let group = |s: &mut CircuitBuilder, x: NodeId, g: u32| s.slice(x, g * k, k);
+    let nb = {
+        let cases: Vec<(NodeId, NodeId)> = (0..groups).map(|i| (iter_at[i as usize], group(s, dq, groups - 1 - i))).collect();
+        s.and_or(k, &cases)
     };
     let z32 = s.konst_masked(32, 0);
-    let r_in = s.select(c_first, z32, s_r);
-    let q_in = s.select(c_first, z32, s_q);
-    let nb_bit = {
-        let sh = s.shift(ShiftKind::Shl, s_n, kk);
-        s.bit(sh, 31)
-    };
-    let r2 = s.concat(&[nb_bit, r_in]); // 2R + n[31-k], 33 bits
-    let d33 = s.zext(s_d, 33);
-    let q_bit = {
-        let lt = s.cmp(CmpKind::Ltu, r2, d33);
-        s.not(lt)
-    };
+    let r_in = s.select(c1, z32, dr);
+    let x = s.concat(&[nb, r_in]); // 16·R + next digit of n, 36 bits
+    let wide = 32 + k + 1;
+    let diffs: Vec<NodeId> = (1..1u64 << k)
+        .map(|j| {
+            let mut terms = vec![isa_api::SumTerm { node: x, shift: 0, neg: false }];
+            terms.extend((0..k).filter(|b| (j >> b) & 1 == 1).map(|b| isa_api::SumTerm { node: dd, shift: b, neg: true }));
+            s.sum(wide, &terms, 0)
+        })
+        .collect();
+    // ge[j - 1]: X >= j·d (the difference's sign bit is clear); a thermometer code in j.
+    let ge: Vec<NodeId> = diffs.iter().map(|d| {
+        let sign = s.bit(*d, wide - 1);
+        s.not(sign)
+    }).collect();
+    let n = ge.len();
+    let mut onehot = vec![s.not(ge[0])];
+    for j in 1..n {
+        let nxt = s.not(ge[j]);
+        onehot.push(s.and(ge[j - 1], nxt));
+    }
+    onehot.push(ge[n - 1]);
     let r_next = {
-        let diff = s.sub(r2, d33);
-        let x = s.select(q_bit, diff, r2);
-        s.slice(x, 0, 32)
+        let mut cases = vec![(onehot[0], s.slice(x, 0, 32))];
+        for j in 1..=n {
+            cases.push((onehot[j], s.slice(diffs[j - 1], 0, 32)));
+        }
+        s.and_or(32, &cases)
+    };
+    let q_digit = {
+        let cases: Vec<(NodeId, NodeId)> = (1..=n).map(|j| (onehot[j], s.konst_masked(k, j as u64))).collect();
+        s.and_or(k, &cases)
     };
     let q_next = {
-        let hi = s.slice(q_in, 0, 31);
-        s.concat(&[q_bit, hi])
+        let parts: Vec<NodeId> = (0..groups)
+            .map(|g| {
+                let old = group(s, dq, g);
+                s.select(iter_at[(groups - 1 - g) as usize], q_digit, old)
+            })
+            .collect();
+        s.concat(&parts)
     };
     let div_res = {
-        let mag = s.select(div_rem, s_r, s_q);
-        let d_nz = s.ne_const(s_d, 0);
+        let mag = s.select(div_rem, dr, dq);
+        let d_nz = s.ne_const(dd, 0);
         let qs = s.xor(sn, sd);
         let qneg = s.and(qs, d_nz);
         let neg = s.select(div_rem, sn, qneg);
         let nm = s.neg(mag);
         s.select(neg, nm, mag)
     };
-    let d_c0 = s.and(is_div, busy0);
-    let d_c1 = s.and(is_div, c1);
-    let d_iter = s.and(is_div, iter);
-    let d_qstep = {
-        let nr = s.not(phase_r);
-        s.and(d_iter, nr)
+    let in_iter = {
+        let hi = s.ltu_const(busy, DIV_ITERS + 1);
+        let nz = s.not(busy0);
+        s.and(hi, nz)
     };
-    let d_rstep = s.and(d_iter, phase_r);
-    let d_fin = s.and(is_div, c_fin);
-    let d_hold = s.any(&[d_c0, d_c1, d_iter]);
-    let busy_inc = {
+    let d_c0 = s.and(is_div, busy0);
+    let d_iter = s.and(is_div, in_iter);
+    let d_fin = {
+        let last = s.eq_const(busy, DIV_ITERS + 1);
+        s.and(is_div, last)
+    };
+    let d_hold = s.or(d_c0, d_iter);
+    let d_rstep = d_iter;
+    let div_busy_next = {
         let one = s.konst_masked(BUSY_BITS, 1);
         s.add(busy, one)
     };
-    let div_busy_next = {
-        let one = s.konst_masked(BUSY_BITS, 1);
-        let it = s.konst_masked(BUSY_BITS, DIV_ITER);
-        s.and_or(BUSY_BITS, &[(busy0, one), (c1, it), (b7, busy_inc)])
+    let q_reg = {
+        let q = s.select(d_iter, q_next, dq);
+        s.select(d_c0, mag_n, q)
     };
-    Divider { c1, d_c0, d_c1, d_fin, d_hold, d_qstep, d_rstep, div_busy_next, div_res, mag_d, mag_n, q_next, r_next }
+    s.set_next(reg::DIV_Q, q_reg);
+    Divider { c1, d_c0, d_fin, d_hold, d_rstep, div_busy_next, div_res, mag_d, r_next }
 }
 
 /// ECALL (Unpriv §2.8; the Linux syscall ABI of qemu-riscv32): write(2) byte by byte, exit, bad
@@ -1066,7 +1086,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     let Decode { add, addi, and, andi, illegal, imm_u, is_auipc, is_ebreak, is_jal, is_jalr, is_load, is_lui, is_store, mul, mulh, mulhsu, mulhu, or, ori, sh1, sh2, sh3, sll, slli, slt, slti, sltiu, sltu, sra, srai, srl, srli, st, sub, writes_rd, xor, xori, .. } = decode.clone();
     let PcUnit { link, pc_addr, pc_last, pc_seq, .. } = pc_unit.clone();
     let Alu { r_add, r_and, r_auipc, r_mul, r_mulhi, r_or, r_sh, r_sll, r_slt, r_sltu, r_sra, r_srl, r_sub, r_xor, .. } = alu.clone();
-    let Divider { d_c0, d_c1, d_fin, d_hold, d_qstep, d_rstep, div_busy_next, div_res, mag_d, mag_n, q_next, r_next, .. } = divider.clone();
+    let Divider { d_c0, d_fin, d_hold, d_rstep, div_busy_next, div_res, mag_d, r_next, .. } = divider.clone();
     let Ecall { buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0, .. } = ecall.clone();
     let LoadStore { boff, data_plan, ea, hi_ok, is_ls, ld_hold, load_cases, ls_hold, off, out_byte, sword, sz2, sz4, word_read, .. } = load_store.clone();
     let Control { jmp_mis, jmp_oor, jt, jt_mis, jt_ok, jumps, pc_jump, rel_imm, rel_mis, rel_ok, t_mis, .. } = control.clone();
@@ -1136,20 +1156,19 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     cases.extend([(mul, r_mul), (mulh, r_mulhi), (mulhsu, r_mulhi), (mulhu, r_mulhi)]);
     cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2]), (d_fin, div_res)]);
     let ebadf = s.konst_masked(32, NEG_EBADF);
-    cases.extend([(d_c0, mag_n), (d_c1, mag_d), (d_qstep, q_next), (d_rstep, r_next)]);
+    cases.extend([(d_c0, mag_d), (d_rstep, r_next)]);
     cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
     let x_data = s.and_or(32, &cases);
     let to_rd = s.any(&[writes_rd, d_fin]);
     let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done]);
-    let to_n = s.any(&[d_c0, wr_cont]);
-    let to_d = s.any(&[d_c1, wr_init]);
+    let to_n = wr_cont;
+    let to_d = s.any(&[d_c0, wr_init]);
     let x_addr = {
         let kn = s.konst_masked(6, scratch::N);
         let kd = s.konst_masked(6, scratch::D);
-        let kq = s.konst_masked(6, scratch::Q);
         let kr = s.konst_masked(6, scratch::R);
         let ka0 = s.konst_masked(6, 10);
-        let x = s.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_qstep, kq), (d_rstep, kr), (to_a0, ka0)]);
+        let x = s.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_rstep, kr), (to_a0, ka0)]);
         // The first step of a crossing load (words layout) saves the first word in row N instead of writing rd.
         match ld_hold {
             Some(h) => s.select(h, kn, x),
@@ -1158,7 +1177,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     };
     let rd_nz = s.ne_const(rd, 0);
     let to_rd_nz = s.and(to_rd, rd_nz);
-    let mut we_sigs = vec![to_rd_nz, to_n, to_d, d_qstep, d_rstep, to_a0];
+    let mut we_sigs = vec![to_rd_nz, to_n, to_d, d_rstep, to_a0];
     we_sigs.extend(ld_hold);
     let we_any = s.any(&we_sigs);
     let we_x = gate(s, we_any);
@@ -1243,7 +1262,11 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     }
     let mut desc = MachineDesc::new(
         "rv32im",
-        vec![RegisterDesc { name: "PC".into(), width: aw }, RegisterDesc { name: "BUSY".into(), width: BUSY_BITS }],
+        vec![
+            RegisterDesc { name: "PC".into(), width: aw },
+            RegisterDesc { name: "BUSY".into(), width: BUSY_BITS },
+            RegisterDesc { name: "DIV_Q".into(), width: 32 },
+        ],
         memories,
         vec![
             PortDesc::new("OUT", 8).with_role(PortRole::Console),

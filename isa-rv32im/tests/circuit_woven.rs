@@ -7,7 +7,7 @@
 //!   only touched pages become resident: peak RSS ~3 GB. Compared token for token with the reference
 //!   evaluator and, through the protocol-only trace decoder, per instruction with the interpreter.
 //! - a 1 KiB machine (the same circuit with one 256-row head per memory read) running a program that exercises
-//!   the ALU, M (a 67-step division), misaligned loads and stores, a branch loop, the console write micro-code
+//!   the ALU, M (a 10-step radix-16 division), misaligned loads and stores, a branch loop, the console write micro-code
 //!   and exit; it skips with a message when the dense size exceeds `RV32_WEAVE_MAX_PARAMS` (default 800 M;
 //!   the 1 KiB machine is ~2.4 G, so pass `RV32_WEAVE_MAX_PARAMS=3000000000`).
 

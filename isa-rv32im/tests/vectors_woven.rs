@@ -1,7 +1,7 @@
 //! The 471 riscv-tests operand/result vectors (rv32ui, rv32um, rv32uzba) from `$WEAVER_TESTDATA/riscv`, run on
 //! the WOVEN machine: the default 64 KiB RV32IM+Zba machine woven into Qwen3.5 weights, decoded on the sparse
 //! executor and on the incremental executor, which must generate the same trace, token for token. Each vector is its own run: the instruction word is loaded into RAM and the operands into x1, x2
-//! as load tokens, then the machine runs until the instruction retires (`BUSY` = 0; a division takes 67 steps); that step must write the vector's expected result to x3
+//! as load tokens, then the machine runs until the instruction retires (`BUSY` = 0; a division takes 10 steps); that step must write the vector's expected result to x3
 //! (register-register and immediate instructions) or move pc by +8 / +4 (branch taken / not taken). The
 //! expected values come from the vectors file (riscv-tests' own macros), not from our interpreter.
 
@@ -47,7 +47,7 @@ fn riscv_tests_vectors_on_the_woven_machine() {
         prompt.extend(proto.load_tokens(mem::X, 1, &[a as u64, b as u32 as u64]));
         prompt.push(proto.step_token);
         let mut st = model.new_state();
-        // Up to 100 steps: a division takes 67; after the instruction the machine meets the zero word at +4
+        // Up to 100 steps: a division takes 10; after the instruction the machine meets the zero word at +4
         // (or +8), an illegal instruction, and halts.
         let out = host::run(proto, &prompt, 100, |t| model.step_argmax(&mut st, t)).unwrap();
         tokens += prompt.len() + out.trace.generated.len();

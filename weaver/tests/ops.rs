@@ -94,6 +94,21 @@ fn binary_ops() -> Vec<(&'static str, OpFn)> {
             let s = b.add(xe, ye);
             b.slice(s, w, 1)
         }),
+        // Multi-operand sums: x - 5y + 1 at the operands' width, x - 7y three bits wider (the division's
+        // comparisons read its sign bit), and terms shifted past the width.
+        ("sum", |b, x, y| {
+            let t = |node, shift, neg| isa_api::SumTerm { node, shift, neg };
+            b.sum(b.width(x), &[t(x, 0, false), t(y, 0, true), t(y, 2, true)], 1)
+        }),
+        ("sum_wide", |b, x, y| {
+            let t = |node, shift, neg| isa_api::SumTerm { node, shift, neg };
+            b.sum(b.width(x) + 3, &[t(x, 0, false), t(y, 0, true), t(y, 1, true), t(y, 2, true)], 0)
+        }),
+        ("sum_shifted", |b, x, y| {
+            let w = b.width(x);
+            let t = |node, shift, neg| isa_api::SumTerm { node, shift, neg };
+            b.sum(w + 1, &[t(x, 1, true), t(y, w, false), t(x, w + 1, true)], 0)
+        }),
         ("sext_concat", |b, x, y| {
             let w = b.width(x);
             let s = b.sext(x, w + 2);

@@ -120,6 +120,13 @@ fn random_machine(seed: u64) -> (MachineDesc, Vec<u64>) {
                 let a = fit(&mut b, x, 4);
                 b.load(0, 16, a)
             }
+            20 => {
+                // A multi-operand sum of 2-4 pool words, shifted and signed at random, at a width up to 36.
+                let ow = (w + r.below(5) as u32).min(36);
+                let terms: Vec<isa_api::SumTerm> = (0..2 + r.below(3)).map(|_| isa_api::SumTerm { node: r.pick(&pool), shift: r.below(4) as u32, neg: r.below(2) == 1 }).collect();
+                let s = b.sum(ow, &terms, r.next() & ((1u64 << ow) - 1));
+                fit(&mut b, s, w)
+            }
             _ => {
                 let c = b.konst(w, r.next() & if w == 64 { u64::MAX } else { (1 << w) - 1 });
                 b.add(x, c)
