@@ -5,9 +5,10 @@ use crate::report::Report;
 use isa_api::{MachineDesc, MachineFace, Protocol};
 use serde::{Deserialize, Serialize};
 
-/// Format tag and version of the manifest file.
+/// Format tag and version of the manifest file. Version 3: the trace protocol that writes only what changed, with
+/// end variants (version 2 wrote every field, with NONE groups; its checkpoints are refused).
 pub const MANIFEST_FORMAT: &str = "loom-machine-manifest";
-pub const MANIFEST_VERSION: u32 = 2;
+pub const MANIFEST_VERSION: u32 = 3;
 
 /// The manifest: the machine's face ([`MachineFace`], flattened: `name`, `registers`, `memories`, `ports`,
 /// `inputs`, `io_ranges`, `micro_step`), the memory a program file loads into, the trace protocol, the report.
