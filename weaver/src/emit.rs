@@ -365,11 +365,14 @@ fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTe
                 None => *lm.at2_mut(ht, cslot) = -2.0 * sc.after,
             }
         }
-        // A machine without step fields: every step is STEP (or HALT).
-        None => match net.halt {
-            Some(h) => add_bit(lm, ht, h, 2.0),
-            None => *lm.at2_mut(ht, cslot) = -2.0,
-        },
+        // A machine without step fields: every step is STEP (1), or HALT (2) when the halt bit is set.
+        None => {
+            *lm.at2_mut(st, cslot) += 1.0;
+            match net.halt {
+                Some(h) => add_bit(lm, ht, h, 2.0),
+                None => *lm.at2_mut(ht, cslot) = -2.0,
+            }
+        }
     }
 }
 
@@ -381,6 +384,27 @@ mod tests {
 
     fn silu(x: f32) -> f32 {
         x / (1.0 + (-x).exp())
+    }
+
+    /// A machine without step fields writes `STEP` until its halt bit is set, then `HALT`.
+    #[test]
+    fn a_machine_without_step_fields_steps_then_halts() {
+        use isa_api::{host, MemoryDesc};
+        let mut b = CircuitBuilder::new();
+        let a = b.konst(2, 0);
+        let m = b.load(0, 8, a);
+        let h = b.bit(m, 0);
+        b.halt(h);
+        let d = MachineDesc::new("idle", vec![], vec![MemoryDesc { name: "M".into(), word_width: 8, addr_width: 2 }], vec![], b.finish());
+        let w = weave(&d, &WeaveOptions::default()).unwrap();
+        assert!(w.protocol.step_fields.is_empty());
+        let model = backends::sparse::SparseModel::new(&w.config, &w.weights).unwrap();
+        for (word, want) in [(0u64, vec![w.protocol.step_token; 5]), (1, vec![w.protocol.halt_token])] {
+            let prompt = host::program_prompt(&w.protocol, 0, 0, &[word]);
+            let mut st = model.new_state();
+            let got = host::run(&w.protocol, &prompt, 5, |t| model.step_argmax(&mut st, t)).unwrap();
+            assert_eq!(got.trace.generated, want, "M[0] = {word}");
+        }
     }
 
     /// One emitted MLP block, evaluated with plain f32 math on every input: a 4-bit add with carry out lands
