@@ -197,7 +197,7 @@ impl Reference {
             values.push(v);
         }
         let fields = self.protocol.emitted(&self.history, &values);
-        self.protocol.step_events(&mut self.history, &fields);
+        self.history.record(&self.protocol, &fields);
         let mut outputs = Vec::new();
         for o in &c.outputs {
             if val[o.enable as usize] == 1 {

@@ -79,6 +79,19 @@ impl TraceHistory {
         let mems = p.fields.iter().filter_map(|f| if let FieldRole::LoadAddr { mem, .. } | FieldRole::MemAddr { mem, .. } = f.role { Some(mem as usize + 1) } else { None }).max().unwrap_or(0);
         Self { latest: vec![0; p.step_fields.len()], written: vec![false; mems] }
     }
+
+    /// Take in a step that writes `fields` (as [`StepEvents::fields`]): their values become the latest, and a
+    /// memory whose first address chunk is written has been written.
+    pub fn record(&mut self, p: &Protocol, fields: &[Option<u64>]) {
+        for (k, v) in fields.iter().enumerate() {
+            if let Some(v) = v {
+                self.latest[k] = *v;
+                if let FieldRole::MemAddr { mem, chunk: 0 } = p.fields[p.step_fields[k] as usize].role {
+                    self.written[mem as usize] = true;
+                }
+            }
+        }
+    }
 }
 
 /// A token the protocol does not allow where it stands. `position` counts the tokens pushed into the decoder.
@@ -138,54 +151,44 @@ impl Protocol {
     }
 
     /// The events of a step that writes `fields` (as [`StepEvents::fields`]), after which `hist` holds the
-    /// step's latest values.
+    /// step's latest values ([`TraceHistory::record`]).
     pub fn step_events(&self, hist: &mut TraceHistory, fields: &[Option<u64>]) -> StepEvents {
+        hist.record(self, fields);
         let nregs = self.step_fields.iter().filter_map(|f| if let FieldRole::RegNext { reg, .. } = self.fields[*f as usize].role { Some(reg as usize + 1) } else { None }).max().unwrap_or(0);
         let mut ev = StepEvents { halted: false, fields: fields.to_vec(), regs: vec![0; nregs], writes: Vec::new(), outputs: Vec::new() };
-        for (k, v) in fields.iter().enumerate() {
-            if let Some(v) = v {
-                hist.latest[k] = *v;
-                if let FieldRole::MemAddr { mem, chunk: 0 } = self.fields[self.step_fields[k] as usize].role {
-                    hist.written[mem as usize] = true;
-                }
+        // A memory's write is reported when any of its fields was written this step.
+        let mut now = vec![false; hist.written.len()];
+        for (k, &fi) in self.step_fields.iter().enumerate() {
+            if let (Some(_), FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. }) = (fields[k], self.fields[fi as usize].role) {
+                now[mem as usize] = hist.written[mem as usize];
             }
         }
-        // A memory's write is reported when any of its fields was written this step.
-        let mut touched: Vec<u32> = Vec::new();
         for (k, &fi) in self.step_fields.iter().enumerate() {
             let f = &self.fields[fi as usize];
             let v = hist.latest[k] << f.lo;
             match f.role {
                 FieldRole::RegNext { reg, .. } => ev.regs[reg as usize] |= v,
-                FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. } => {
-                    if !touched.contains(&mem) {
-                        touched.push(mem);
-                        ev.writes.push(MemWriteEvent { mem, addr: 0, data: 0 });
+                FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. } if now[mem as usize] => {
+                    let w = match ev.writes.iter().position(|w| w.mem == mem) {
+                        Some(i) => &mut ev.writes[i],
+                        None => {
+                            ev.writes.push(MemWriteEvent { mem, addr: 0, data: 0 });
+                            ev.writes.last_mut().expect("pushed")
+                        }
+                    };
+                    if matches!(f.role, FieldRole::MemAddr { .. }) { w.addr |= v } else { w.data |= v }
+                }
+                FieldRole::Out { port, chunk } if fields[k].is_some() => {
+                    if chunk == 0 {
+                        ev.outputs.push((port, 0));
                     }
-                    let w = ev.writes.iter_mut().find(|w| w.mem == mem).expect("pushed above");
-                    if matches!(f.role, FieldRole::MemAddr { .. }) {
-                        w.addr |= v;
-                    } else {
-                        w.data |= v;
+                    if let Some(o) = ev.outputs.last_mut() {
+                        o.1 |= v;
                     }
                 }
-                FieldRole::Out { port, chunk } => {
-                    if fields[k].is_some() {
-                        if chunk == 0 {
-                            ev.outputs.push((port, 0));
-                        }
-                        if let Some(o) = ev.outputs.last_mut() {
-                            o.1 |= v;
-                        }
-                    }
-                }
-                FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => {}
+                _ => {}
             }
         }
-        let written_now = |mem: u32| {
-            self.step_fields.iter().enumerate().any(|(k, fi)| fields[k].is_some() && matches!(self.fields[*fi as usize].role, FieldRole::MemAddr { mem: m, .. } | FieldRole::MemData { mem: m, .. } if m == mem))
-        };
-        ev.writes.retain(|w| hist.written[w.mem as usize] && written_now(w.mem));
         ev
     }
 
@@ -326,14 +329,18 @@ impl<'p> StepDecoder<'p> {
                 if !end {
                     return Ok(Decoded::Partial);
                 }
-                // An output port is written whole or not at all.
+                // An output port is written whole or not at all: per port, (chunks written, chunks).
+                let mut ports: Vec<(u32, usize, usize)> = Vec::new();
                 for (j, fi) in p.step_fields.iter().enumerate() {
                     if let FieldRole::Out { port, .. } = p.fields[*fi as usize].role {
-                        let group = |i: &usize| matches!(p.fields[p.step_fields[*i] as usize].role, FieldRole::Out { port: q, .. } if q == port);
-                        if self.fields[j].is_none() && (0..p.step_fields.len()).filter(group).any(|i| self.fields[i].is_some()) {
-                            return Err(err(format!("the step writes part of port {}'s value but not {}", p.fields[p.step_fields[(0..p.step_fields.len()).find(group).unwrap_or(j)] as usize].name, p.fields[*fi as usize].name)));
+                        match ports.iter_mut().find(|e| e.0 == port) {
+                            Some(e) => (e.1, e.2) = (e.1 + self.fields[j].is_some() as usize, e.2 + 1),
+                            None => ports.push((port, self.fields[j].is_some() as usize, 1)),
                         }
                     }
+                }
+                if let Some((port, n, of)) = ports.into_iter().find(|(_, n, of)| *n != 0 && n != of) {
+                    return Err(err(format!("the step writes {n} of the {of} chunks of output port {port}")));
                 }
                 Ok(Decoded::Step(self.finish()))
             }
@@ -420,6 +427,18 @@ mod tests {
         assert!(StepDecoder::new(&p).push(p.vocab_size).unwrap_err().to_string().contains("outside the vocabulary"));
         let out = *p.step_fields.last().unwrap();
         assert!(matches!(p.decode(p.encode(out, 3, true)), Some(Token::Value { end: true, value: 3, .. })));
+        // A 16-bit port is two chunks, written together or not at all.
+        let mut b = crate::CircuitBuilder::new();
+        let r = b.reg(0, 16);
+        let en = b.konst(1, 1);
+        b.output(0, r, en);
+        let d = crate::MachineDesc::new("p16", vec![crate::RegisterDesc { name: "R".into(), width: 16 }], vec![], vec![crate::PortDesc::new("W", 16)], b.finish());
+        let p16 = Protocol::of(&d);
+        let w0 = p16.fields_where(|r| matches!(r, FieldRole::Out { chunk: 0, .. }))[0];
+        let mut dec = StepDecoder::new(&p16);
+        dec.push(p16.step_token).unwrap();
+        let e = dec.push(p16.encode(w0, 5, true)).unwrap_err().to_string();
+        assert!(e.contains("writes 1 of the 2 chunks of output port 0"), "{e}");
     }
 
     #[test]

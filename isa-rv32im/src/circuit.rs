@@ -436,7 +436,8 @@ struct Divider {
     d_c0: NodeId,
     d_fin: NodeId,
     d_hold: NodeId,
-    d_rstep: NodeId,
+    /// An iteration step (`BUSY = 1..=8`): it writes the remainder row R.
+    d_iter: NodeId,
     div_busy_next: NodeId,
     div_res: NodeId,
     mag_d: NodeId,
@@ -828,7 +829,6 @@ fn divider(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode) -> Divider {
         s.and(is_div, last)
     };
     let d_hold = s.or(d_c0, d_iter);
-    let d_rstep = d_iter;
     let div_busy_next = {
         let one = s.konst_masked(BUSY_BITS, 1);
         s.add(busy, one)
@@ -838,7 +838,7 @@ fn divider(s: &mut CircuitBuilder, fetch: &Fetch, decode: &Decode) -> Divider {
         s.select(d_c0, mag_n, q)
     };
     s.set_next(reg::DIV_Q, q_reg);
-    Divider { c1, d_c0, d_fin, d_hold, d_rstep, div_busy_next, div_res, mag_d, r_next }
+    Divider { c1, d_c0, d_fin, d_hold, d_iter, div_busy_next, div_res, mag_d, r_next }
 }
 
 /// ECALL (Unpriv §2.8; the Linux syscall ABI of qemu-riscv32): write(2) byte by byte, exit, bad
@@ -1086,7 +1086,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     let Decode { add, addi, and, andi, illegal, imm_u, is_auipc, is_ebreak, is_jal, is_jalr, is_load, is_lui, is_store, mul, mulh, mulhsu, mulhu, or, ori, sh1, sh2, sh3, sll, slli, slt, slti, sltiu, sltu, sra, srai, srl, srli, st, sub, writes_rd, xor, xori, .. } = decode.clone();
     let PcUnit { link, pc_addr, pc_last, pc_seq, .. } = pc_unit.clone();
     let Alu { r_add, r_and, r_auipc, r_mul, r_mulhi, r_or, r_sh, r_sll, r_slt, r_sltu, r_sra, r_srl, r_sub, r_xor, .. } = alu.clone();
-    let Divider { d_c0, d_fin, d_hold, d_rstep, div_busy_next, div_res, mag_d, r_next, .. } = divider.clone();
+    let Divider { d_c0, d_fin, d_hold, d_iter, div_busy_next, div_res, mag_d, r_next, .. } = divider.clone();
     let Ecall { buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0, .. } = ecall.clone();
     let LoadStore { boff, data_plan, ea, hi_ok, is_ls, ld_hold, load_cases, ls_hold, off, out_byte, sword, sz2, sz4, word_read, .. } = load_store.clone();
     let Control { jmp_mis, jmp_oor, jt, jt_mis, jt_ok, jumps, pc_jump, rel_imm, rel_mis, rel_ok, t_mis, .. } = control.clone();
@@ -1156,7 +1156,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     cases.extend([(mul, r_mul), (mulh, r_mulhi), (mulhsu, r_mulhi), (mulhu, r_mulhi)]);
     cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2]), (d_fin, div_res)]);
     let ebadf = s.konst_masked(32, NEG_EBADF);
-    cases.extend([(d_c0, mag_d), (d_rstep, r_next)]);
+    cases.extend([(d_c0, mag_d), (d_iter, r_next)]);
     cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
     let x_data = s.and_or(32, &cases);
     let to_rd = s.any(&[writes_rd, d_fin]);
@@ -1168,7 +1168,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
         let kd = s.konst_masked(6, scratch::D);
         let kr = s.konst_masked(6, scratch::R);
         let ka0 = s.konst_masked(6, 10);
-        let x = s.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_rstep, kr), (to_a0, ka0)]);
+        let x = s.and_or(6, &[(to_rd, rd6), (to_n, kn), (to_d, kd), (d_iter, kr), (to_a0, ka0)]);
         // The first step of a crossing load (words layout) saves the first word in row N instead of writing rd.
         match ld_hold {
             Some(h) => s.select(h, kn, x),
@@ -1177,7 +1177,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     };
     let rd_nz = s.ne_const(rd, 0);
     let to_rd_nz = s.and(to_rd, rd_nz);
-    let mut we_sigs = vec![to_rd_nz, to_n, to_d, d_rstep, to_a0];
+    let mut we_sigs = vec![to_rd_nz, to_n, to_d, d_iter, to_a0];
     we_sigs.extend(ld_hold);
     let we_any = s.any(&we_sigs);
     let we_x = gate(s, we_any);
