@@ -23,6 +23,7 @@
 //!
 //! [`model`] holds the executor, [`exact`] the exactness certificates, [`tracked`] the vectors.
 
+pub mod classes;
 pub mod exact;
 pub mod model;
 pub mod tracked;

@@ -91,6 +91,15 @@ impl SparseMatrix {
         Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), delta: Vec::new(), nnz }
     }
 
+    /// A CSC matrix `[rows, cols]` from its arrays: `ptr` `[cols + 1]` offsets into `idx` (row indices,
+    /// ascending within a column) and `vals` (exact nonzeros).
+    pub fn from_csc(rows: usize, cols: usize, ptr: Vec<u32>, idx: Vec<u32>, vals: Vec<f32>) -> Self {
+        debug_assert_eq!(ptr.len(), cols + 1);
+        debug_assert!(idx.iter().all(|r| (*r as usize) < rows) && idx.len() == vals.len());
+        let nnz = vals.len();
+        Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), delta: Vec::new(), nnz }
+    }
+
     /// The same matrix in the row-major (CSR) layout, for dense inputs. Only rows holding a nonzero are
     /// stored and visited.
     pub fn into_row_major(self) -> Self {
