@@ -8,20 +8,25 @@
 //! - a projection `y = W x` adds `W[:, j] · (x_new[j] - x_old[j])` for each changed input `j` (CSC columns),
 //!   where that equals the full sum bit for bit ([`exact`]: weights and inputs on a grid of integer
 //!   multiples of a power of two, every partial sum below 2^23 units, checked on every value that
-//!   changes); otherwise it computes the full product, as the sparse executor does;
+//!   changes); otherwise it computes the full product, as the sparse executor does; rows equal outside a few
+//!   shared columns (a bias) are updated once per class ([`classes`]), and inputs that meet no weight are
+//!   ignored;
 //! - RMSNorm keeps `Σ x²` the same way (exact, or recomputed), and rescales every entry only when the
 //!   norm's factor changes;
 //! - elementwise stages (residual adds, SiLU gates, the conv of channels without history) recompute the
 //!   changed entries; a DeltaNet value head reads its state again only when its query, gate or state
-//!   changed, and writes whenever `beta != 0` (as the full computation does); full attention is recomputed
-//!   every token (its cache grows) unless its `o_proj` is all zero.
+//!   changed (and not at all while its gate is exactly off and its state bounded: it then outputs only
+//!   signed zeros, which `out_proj` skips, and `+0` stands for them), and writes whenever `beta != 0` (as
+//!   the full computation does); full attention is recomputed every token (its cache grows) unless its
+//!   `o_proj` is all zero.
 //!
 //! Every f32 operation outside the projection sums and `Σ x²` is the sparse executor's own
 //! ([`crate::sparse`]'s layer helpers), so on woven checkpoints the logits are the sparse executor's bit for
 //! bit; on trained weights (the fixtures) every sum falls back to the full product and the result is the
 //! sparse executor's up to summation order. It needs nothing but `config.json` and the weights.
 //!
-//! [`model`] holds the executor, [`exact`] the exactness certificates, [`tracked`] the vectors.
+//! [`model`] holds the executor, [`exact`] the exactness certificates, [`tracked`] the vectors, [`classes`] the
+//! row classes.
 
 pub mod classes;
 pub mod exact;

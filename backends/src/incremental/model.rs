@@ -62,7 +62,7 @@ fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<f32> {
 /// which is at most the larger of the row's old and new `Σ |w x|`; those are kept per row (exact in f64)
 /// and must stay within the bound, which also makes the full sum, in any order, exact.
 #[allow(clippy::too_many_arguments)]
-fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &mut [(u32, f32)], xv: &[f32], lim: f64, row_lim: f64, n: &mut Counters) -> bool {
+fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], lim: f64, row_lim: f64, n: &mut Counters) -> bool {
     let (ptr, idx, vals) = m.csc().expect("CSC");
     if sel.iter().all(|&(j, o)| xv[j as usize].abs() == o.abs()) {
         // Only signs changed: every intermediate input x' has the old magnitudes, so every partial sum stays
@@ -79,10 +79,10 @@ fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut
         }
         return *over == 0;
     }
-    // Shrinking magnitudes first, then growing ones (see above); the sort is stable.
-    sel.sort_by_key(|&(j, o)| xv[j as usize].abs() > o.abs());
+    // Shrinking magnitudes first, then growing ones (see above).
+    let grows = |&(j, o): &(u32, f32)| xv[j as usize].abs() > o.abs();
     let mut ops_exact = true;
-    for &(j, o) in sel.iter() {
+    for &(j, o) in sel.iter().filter(|e| !grows(e)).chain(sel.iter().filter(|e| grows(e))) {
         let j = j as usize;
         let v = xv[j];
         let d = v - o;
@@ -147,7 +147,7 @@ impl Projection {
             match (&self.classes, &mut st.ext) {
                 (Some((rc, cm)), Some(e)) => {
                     e.y.begin();
-                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &mut st.sel, &x.v, lim, lim / 2.0, n) {
+                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, lim, lim / 2.0, n) {
                         e.y.finish();
                         let nc = rc.classes;
                         for &k in e.y.ch() {
@@ -170,7 +170,7 @@ impl Projection {
                     e.y.undo();
                 }
                 _ => {
-                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &mut st.sel, &x.v, lim, lim, n) {
+                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, lim, lim, n) {
                         st.y.finish();
                         n.incremental_products += 1;
                         return;

@@ -80,14 +80,25 @@ impl Tracked {
         let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
         let mut n = *len;
+        // One check for the whole column: every index is inside the vector (then also inside `stamp`), and
+        // `n` stays below `ch.len() = old.len() = v.len() + 1` because each index is recorded at most once
+        // per token.
+        let size = v.len();
+        assert!(stamp.len() == size && ch.len() == size + 1 && old.len() == size + 1 && n <= size);
+        assert!(idx.iter().fold(0u32, |m, &i| m.max(i)) < size as u32 || idx.is_empty(), "row index out of range");
         for (i, w) in idx.iter().zip(vals) {
             let i = *i as usize;
-            let fresh = stamp[i] != g;
-            stamp[i] = g;
-            ch[n] = i as u32;
-            old[n] = v[i];
-            n += fresh as usize;
-            v[i] += w * d;
+            // SAFETY: `i < size` (checked above for every index); `n <= size` since an index is counted
+            // only the first time this token touches it (`stamp`), so `n` < `size + 1` = `ch.len()`.
+            unsafe {
+                let fresh = *stamp.get_unchecked(i) != g;
+                *stamp.get_unchecked_mut(i) = g;
+                *ch.get_unchecked_mut(n) = i as u32;
+                let vi = v.get_unchecked_mut(i);
+                *old.get_unchecked_mut(n) = *vi;
+                n += fresh as usize;
+                *vi += w * d;
+            }
             each(i, *w);
         }
         *len = n;
