@@ -122,9 +122,10 @@ impl Projection {
     /// Bring `st.y` up to date with `x` (whose changes this token are `x.ch()`/`x.old()`): incrementally where
     /// exact (see [`scatter_changes`]), else the full product.
     ///
-    /// With row classes the incremental update runs on the extended matrix `E`, whose every row's bound is
-    /// kept within half the exact range: then both parts of an output row, `(E x)[class]` and
-    /// `(E x)[classes + row]`, and their sum are exact, and the sum is the full product's value.
+    /// With row classes the incremental update runs on the extended matrix `E` while its every row's bound
+    /// is within half the exact range: then both parts of an output row, `(E x)[class]` and
+    /// `(E x)[classes + row]`, and their sum are exact, and the sum is the full product's value. Where a
+    /// full product finds an extended row beyond that, updates run on the original rows until the next one.
     fn update(&self, st: &mut ProjState, x: &Tracked, first: bool, n: &mut Counters) {
         st.y.begin();
         if self.m.nnz() == 0 {
@@ -145,7 +146,7 @@ impl Projection {
         if !full {
             let lim = st.limit;
             match (&self.classes, &mut st.ext) {
-                (Some((rc, cm)), Some(e)) => {
+                (Some((rc, cm)), Some(e)) if e.active => {
                     e.y.begin();
                     if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, lim, lim / 2.0, n) {
                         e.y.finish();
@@ -195,9 +196,11 @@ impl Projection {
                 e.y.begin();
                 e.y.replace(&ey);
                 n.weights_read += rc.ext.nnz() as u64;
+                // The classes are used while both parts of every row stay within half the exact range;
+                // otherwise the original rows are updated (their own bound is the whole range).
                 let half = st.limit / 2.0;
                 e.over = e.abs.iter().filter(|a| **a > half).count();
-                st.over += e.over;
+                e.active = e.over == 0;
             }
             st.exact = st.grid.exact() && st.over == 0;
         }
@@ -218,7 +221,8 @@ struct ProjState {
     exact: bool,
     /// Scratch: this token's changed inputs that meet a weight `(column, old value)`, in the order added.
     sel: Vec<(u32, f32)>,
-    /// With row classes: `E x`, its rows' `Σ |w x|` and the count beyond half the exact range.
+    /// With row classes: `E x`, its rows' `Σ |w x|`, the count beyond half the exact range, and whether updates
+    /// use it.
     ext: Option<ExtState>,
 }
 
@@ -227,13 +231,16 @@ struct ExtState {
     y: Tracked,
     abs: Vec<f64>,
     over: usize,
+    /// Updates run on the extended matrix (set at each full product: every extended row within half the
+    /// exact range).
+    active: bool,
 }
 
 impl ProjState {
     fn new(p: &Projection) -> Self {
         let ext = p.classes.as_ref().map(|(rc, _)| {
             let r = rc.ext.shape().0;
-            ExtState { y: Tracked::zeros(r), abs: vec![0.0; r], over: 0 }
+            ExtState { y: Tracked::zeros(r), abs: vec![0.0; r], over: 0, active: false }
         });
         Self { y: Tracked::zeros(p.rows()), grid: InputGrid::default(), abs: vec![0.0; p.rows()], limit: 0.0, over: 0, exact: false, sel: Vec::new(), ext }
     }
