@@ -162,7 +162,7 @@ impl Projection {
                                 st.y.set(r, e.y.v[rc.class_of[r] as usize] + e.y.v[k]);
                             }
                         }
-                        st.y.finish();
+                        st.y.finish_single_writes();
                         n.incremental_products += 1;
                         return;
                     }
@@ -293,7 +293,7 @@ impl NormState {
                 self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
             }
         }
-        self.x.finish();
+        self.x.finish_single_writes();
     }
 }
 
@@ -315,7 +315,7 @@ fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
             act.set(i as usize, f(i as usize));
         }
     }
-    act.finish();
+    act.finish_single_writes();
 }
 
 /// `out = a + b`, entry by entry, where either changed.
@@ -331,7 +331,7 @@ fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
             out.set(i, a.v[i] + b.v[i]);
         }
     }
-    out.finish();
+    out.finish_single_writes();
 }
 
 struct DeltaNet {
@@ -793,7 +793,7 @@ impl IncrementalModel {
                 for &i in a.iter().chain(b) {
                     h0.set(i as usize, row[i as usize]);
                 }
-                h0.finish();
+                h0.finish_single_writes();
             }
             _ => h0.replace(row),
         }
@@ -885,7 +885,7 @@ impl IncrementalModel {
             win.rotate_left(1);
             win[kk - 2] = mixed.v[ch];
         }
-        ds.act.finish();
+        ds.act.finish_single_writes();
         // Which heads' inputs changed.
         let DeltaState { q_dirty, k_dirty, q_changed, z_dirty, .. } = ds;
         for f in [&mut *q_dirty, &mut *k_dirty, &mut *q_changed, &mut *z_dirty] {
@@ -1007,7 +1007,7 @@ impl IncrementalModel {
             }
             ds.o_zero[hv] = o.iter().all(|e| e.to_bits() == 0);
         }
-        ds.o.finish();
+        ds.o.finish_single_writes();
         d.out.update(&mut ds.out, &ds.o, first, n);
     }
 

@@ -118,6 +118,14 @@ impl Tracked {
         self.len = k;
     }
 
+    /// End a token's writes when every entry written this token was written its final value (an entry
+    /// written twice got the same value both times, as in a stage that computes each output from its inputs):
+    /// then every recorded entry is a real change, and there is nothing to filter. Debug builds check it.
+    #[inline]
+    pub fn finish_single_writes(&mut self) {
+        debug_assert!(self.ch().iter().zip(self.old()).all(|(&i, o)| self.v[i as usize].to_bits() != o.to_bits()), "an entry was written back to its old value");
+    }
+
     /// Put back the values from before this token (after writes, before [`Self::finish`]) and forget them.
     pub fn undo(&mut self) {
         for j in 0..self.len {
@@ -164,5 +172,22 @@ mod tests {
         t.set(0, 3.0);
         t.undo();
         assert_eq!(t.v[0], 0.0);
+    }
+
+    /// Writes of final values (each entry once, or twice with the same value) record only real changes, so
+    /// `finish_single_writes` keeps what `finish` would.
+    #[test]
+    fn single_writes_record_only_real_changes() {
+        let mut t = Tracked::zeros(4);
+        t.begin();
+        for i in [1usize, 3, 1, 2] {
+            t.set(i, [0.0, 2.0, 0.0, -1.0][i]); // entry 2 keeps its value: not recorded
+        }
+        t.finish_single_writes();
+        let kept = (t.ch().to_vec(), t.old().to_vec());
+        assert_eq!(kept, (vec![1, 3], vec![0.0, 0.0]));
+        let mut u = t.clone();
+        u.finish();
+        assert_eq!((u.ch().to_vec(), u.old().to_vec()), kept);
     }
 }
