@@ -621,6 +621,7 @@ impl IncrementalModel {
                     let k = cfg.linear_conv_kernel_dim;
                     let has_history = conv_history(&conv, k);
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
+                    let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
                     Mixer::Linear(DeltaNet {
                         qkv,
                         z: proj(&format!("{a}.in_proj_z.weight"))?,
@@ -633,8 +634,8 @@ impl IncrementalModel {
                         has_history,
                         dt_bias: get(&format!("{a}.dt_bias"))?.data.clone(),
                         neg_a: get(&format!("{a}.A_log"))?.data.iter().map(|v| -v.exp()).collect(),
-                        norm_w: get(&format!("{a}.norm.weight"))?.data.clone(),
-                        norm_w_finite: get(&format!("{a}.norm.weight"))?.data.iter().all(|w| w.is_finite()),
+                        norm_w_finite: norm_w.iter().all(|w| w.is_finite()),
+                        norm_w,
                     })
                 }
                 LayerType::FullAttention => {
@@ -1026,6 +1027,20 @@ impl IncrementalModel {
 mod tests {
     use super::*;
 
+    /// One token's input: `x` takes the values `v`, recording what changed.
+    fn feed(x: &mut Tracked, v: &[f32]) {
+        x.begin();
+        for (i, e) in v.iter().enumerate() {
+            x.set(i, *e);
+        }
+        x.finish();
+    }
+
+    /// The bit patterns of `u` (to compare f32 vectors exactly, signed zeros included).
+    fn bits(u: &[f32]) -> Vec<u32> {
+        u.iter().map(|e| e.to_bits()).collect()
+    }
+
     /// The kept argmax equals a full `argmax` after every update, through ties (small integers), maxima
     /// that rise, fall and move, NaNs (also at index 0) and changes at block edges.
     #[test]
@@ -1103,16 +1118,11 @@ mod tests {
             (vec![1.0, -3.0, 0.25, 1.0, 2.0], 'I'),
         ];
         for (t, (v, path)) in tokens.iter().enumerate() {
-            x.begin();
-            for (i, e) in v.iter().enumerate() {
-                x.set(i, *e);
-            }
-            x.finish();
+            feed(&mut x, v);
             let before = n;
             p.update(&mut st, &x, t == 0, &mut n);
             let ran = if n.full_products > before.full_products { 'F' } else { 'I' };
             let want = full(v);
-            let bits = |u: &[f32]| u.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&st.y.v), bits(&want), "token {t}: {:?} vs {:?}", st.y.v, want);
             assert_eq!(ran, *path, "token {t}: path");
             // The recorded changes are exactly the entries whose bits differ from the previous token's output.
@@ -1145,14 +1155,9 @@ mod tests {
         let mut n = Counters::default();
         let tokens: [[f32; 5]; 5] = [[1.0, 1.0, 0.0, -1.0, 1.0], [1.0, -1.0, 0.1, -1.0, 1.0], [1.0, -1.0, 0.3, 2.0, 0.5], [1.0, 3.0, 0.7, 2.0, -0.5], [-1.0, 3.0, 0.7, 2.0, -0.5]];
         for (t, v) in tokens.iter().enumerate() {
-            x.begin();
-            for (i, e) in v.iter().enumerate() {
-                x.set(i, *e);
-            }
-            x.finish();
+            feed(&mut x, v);
             let before = n;
             p.update(&mut st, &x, t == 0, &mut n);
-            let bits = |u: &[f32]| u.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&st.y.v), bits(&p.m.matvec(v)), "token {t}");
             if t > 0 {
                 assert_eq!(n.full_products, before.full_products, "token {t} is incremental");
@@ -1171,10 +1176,7 @@ mod tests {
         let mut x = Tracked::zeros(2);
         let mut n = Counters::default();
         for (t, v) in [[1.0f32, 1.0], [3.0, 1.0], [15.0, 15.0], [1.0, 3.0]].iter().enumerate() {
-            x.begin();
-            x.set(0, v[0]);
-            x.set(1, v[1]);
-            x.finish();
+            feed(&mut x, v);
             let before = n;
             p.update(&mut st, &x, t == 0, &mut n);
             assert_eq!(st.y.v, p.m.matvec(v), "token {t}");
