@@ -13,7 +13,9 @@
 //! configs and `loom run`/`loom lockstep` for it (see the crate's README).
 
 pub mod bus;
+pub mod circuit;
 pub mod cpu;
+pub mod front;
 pub mod opcode;
 
 pub use bus::{Bus, FlatRam, ImageTooLarge};

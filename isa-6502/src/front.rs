@@ -1,0 +1,391 @@
+//! The 2A03's front: its `[machine]` keys, the program loader (iNES ROMs with mapper 0, raw binaries), the
+//! built-in demo, the host devices of a run, and the trace check against the interpreter.
+//!
+//! ```toml
+//! [machine]
+//! isa = "6502"
+//! map = "flat"          # the whole 64 KiB address space is RAM
+//! console = 0xF001      # optional: a store here is a console byte (port OUT)
+//! exit = 0xF002         # optional: a store here ends the program with that exit status (port EXIT)
+//! load_at = 0x0400      # where a raw binary goes (default 0x0000)
+//! entry = 0x0400        # optional: the first PC (default: the reset vector at $FFFC)
+//! ```
+//!
+//! An iNES file (`NES\x1A` header) with mapper 0 puts its PRG ROM at $8000 (16 KiB: also at $C000). Anything
+//! else is a raw binary at `load_at`. The machine starts in the state after the reset sequence: A = X = Y = 0,
+//! S = $FD, P = $24, 7 cycles run, PC = `entry` or the reset vector.
+
+use crate::circuit::{Mos6502Options, init_row, mem, mos6502_machine};
+use crate::{Bus, Cpu};
+use isa_api::front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, PortPrinter, Program, TraceCheck};
+use isa_api::host::Trace;
+use isa_api::{MachineDesc, MachineFace, Protocol};
+use serde::Deserialize;
+use std::io::Write;
+
+/// The registers and cycle counter a machine starts from (what the boot step loads from `INIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuState {
+    pub pc: u16,
+    pub a: u8,
+    pub x: u8,
+    pub y: u8,
+    pub s: u8,
+    pub p: u8,
+    /// Cycles already run (the reset sequence's 7 on a real start), modulo 2^32.
+    pub cycles: u32,
+}
+
+impl CpuState {
+    /// The state after the reset sequence (NESdev wiki, "CPU power up state"), with PC `pc`.
+    pub fn after_reset(pc: u16) -> Self {
+        CpuState { pc, a: 0, x: 0, y: 0, s: 0xFD, p: 0x24, cycles: 7 }
+    }
+
+    /// The interpreter in this state (its interrupt inputs idle).
+    pub fn cpu(&self) -> Cpu {
+        let mut cpu = Cpu::new();
+        cpu.pc = self.pc;
+        cpu.a = self.a;
+        cpu.x = self.x;
+        cpu.y = self.y;
+        cpu.s = self.s;
+        cpu.p = (self.p & 0xCF) | 0x20;
+        cpu.cycles = u64::from(self.cycles);
+        cpu
+    }
+}
+
+/// The load image of a machine state: `bytes` (address, value) into the four banks, the registers into `INIT`.
+pub fn state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>) -> LoadImage {
+    let mut loads = Vec::new();
+    let c = state.cycles.to_le_bytes();
+    let init = [state.pc as u8, (state.pc >> 8) as u8, state.a, state.x, state.y, state.s, state.p, c[0], c[1], c[2], c[3]];
+    debug_assert_eq!(init_row::CYC as usize + 4, init.len());
+    loads.push(MemLoad { mem: mem::INIT, base: 0, words: init.iter().map(|&b| u64::from(b)).collect() });
+    // One load per bank of consecutive rows; zero bytes cost no token.
+    let mut banks: [Vec<(u64, u64)>; 4] = Default::default();
+    for (addr, value) in bytes {
+        banks[usize::from(addr & 3)].push((u64::from(addr >> 2), u64::from(value)));
+    }
+    for (k, rows) in banks.iter_mut().enumerate() {
+        rows.sort_unstable();
+        rows.dedup_by_key(|r| r.0);
+        let mut i = 0;
+        while i < rows.len() {
+            let base = rows[i].0;
+            let mut words = vec![rows[i].1];
+            while i + words.len() < rows.len() && rows[i + words.len()].0 == base + words.len() as u64 {
+                words.push(rows[i + words.len()].1);
+            }
+            i += words.len();
+            loads.push(MemLoad { mem: mem::BANKS[k], base, words });
+        }
+    }
+    LoadImage { loads }
+}
+
+/// A program as 64 KiB of memory and the first PC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramImage {
+    /// (address, byte) of every byte the program sets.
+    pub bytes: Vec<(u16, u8)>,
+    /// The state the machine starts from.
+    pub start: CpuState,
+}
+
+impl ProgramImage {
+    /// The 64 KiB memory the program sets (zero elsewhere).
+    pub fn memory(&self) -> Vec<u8> {
+        let mut m = vec![0u8; 0x10000];
+        for &(a, v) in &self.bytes {
+            m[usize::from(a)] = v;
+        }
+        m
+    }
+    /// The machine's load image.
+    pub fn load_image(&self) -> LoadImage {
+        state_image(&self.start, self.bytes.iter().copied())
+    }
+}
+
+/// An iNES file's PRG ROM (mapper 0 only). Errors name the problem: a short file, no `NES\x1A`, a mapper other
+/// than 0, a PRG size other than 16 or 32 KiB.
+pub fn ines_prg(file: &[u8]) -> Result<Vec<u8>, FrontError> {
+    if file.len() < 16 || &file[..4] != b"NES\x1A" {
+        return Err(FrontError::new("not an iNES file (no NES\\x1A header)"));
+    }
+    let mapper = (file[6] >> 4) | (file[7] & 0xF0);
+    if mapper != 0 {
+        return Err(FrontError::new(format!("mapper {mapper} is not supported (only mapper 0, NROM)")));
+    }
+    let banks = usize::from(file[4]);
+    if banks != 1 && banks != 2 {
+        return Err(FrontError::new(format!("NROM has 16 or 32 KiB of PRG ROM, this header says {} KiB", banks * 16)));
+    }
+    let start = 16 + if file[6] & 0x04 != 0 { 512 } else { 0 };
+    let prg = file
+        .get(start..start + banks * 0x4000)
+        .ok_or_else(|| FrontError::new(format!("the file ends before its {} KiB of PRG ROM ({} bytes)", banks * 16, file.len())))?;
+    Ok(prg.to_vec())
+}
+
+/// The `[machine]` keys of a 6502 config (besides `isa`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mos6502Keys {
+    /// The memory map: `flat` (64 KiB of RAM).
+    #[serde(default)]
+    pub map: MemoryMap,
+    pub console: Option<u16>,
+    pub exit: Option<u16>,
+    #[serde(default)]
+    pub load_at: u16,
+    pub entry: Option<u16>,
+}
+
+/// Memory maps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryMap {
+    /// The whole 64 KiB is RAM.
+    #[default]
+    Flat,
+}
+
+/// The registry entry of the 2A03.
+pub struct Mos6502Front;
+
+impl MachineFront for Mos6502Front {
+    fn isa(&self) -> &'static str {
+        "6502"
+    }
+    fn summary(&self) -> &'static str {
+        "NES 2A03 (NMOS 6502 without BCD): raw binaries and NROM iNES files, console, exit status, fault report"
+    }
+    fn configure(&self, section: &toml::Table) -> Result<Box<dyn Machine>, FrontError> {
+        let keys: Mos6502Keys =
+            toml::Value::Table(section.clone()).try_into().map_err(|e| FrontError::new(format!("[machine] of 6502: {e}")))?;
+        Ok(Box::new(Mos6502Machine { keys }))
+    }
+    /// Console and exit addresses are not in the face; a checkpoint runs with the demo's (see the README).
+    fn from_face(&self, face: &MachineFace, _program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
+        if face.name != "mos6502" {
+            return Err(FrontError::new(format!("machine {} is not a 6502 checkpoint", face.name)));
+        }
+        let has = |n: &str| face.port(n).is_some();
+        let keys = Mos6502Keys {
+            console: has("OUT").then_some(DEMO_CONSOLE),
+            exit: has("EXIT").then_some(DEMO_EXIT),
+            load_at: DEMO_LOAD_AT,
+            ..Default::default()
+        };
+        Ok(Box::new(Mos6502Machine { keys }))
+    }
+}
+
+/// The demo's console address (a store there prints a byte).
+pub const DEMO_CONSOLE: u16 = 0xF001;
+/// The demo's exit address.
+pub const DEMO_EXIT: u16 = 0xF002;
+/// Where the demo is loaded and starts.
+pub const DEMO_LOAD_AT: u16 = 0x0400;
+
+/// The built-in demo (`examples/6502/demo.s`, assembled by ca65): prints a greeting and a table of squares.
+pub const DEMO: &[u8] = include_bytes!("../examples/demo.bin");
+/// What the demo prints.
+pub const DEMO_OUTPUT: &[u8] = include_bytes!("../examples/demo.out");
+
+/// A configured 2A03.
+pub struct Mos6502Machine {
+    pub keys: Mos6502Keys,
+}
+
+impl Mos6502Machine {
+    /// The circuit options of these keys.
+    pub fn options(&self) -> Mos6502Options {
+        Mos6502Options { console: self.keys.console, exit: self.keys.exit }
+    }
+
+    /// A program's memory and start state: an iNES file (mapper 0) or a raw binary at `load_at`.
+    pub fn image(&self, program: &Program) -> Result<ProgramImage, FrontError> {
+        let named = |e: FrontError| FrontError::new(format!("{}: {}", program.name, e.0));
+        let mut bytes = Vec::new();
+        if program.bytes.starts_with(b"NES\x1A") {
+            let prg = ines_prg(&program.bytes).map_err(named)?;
+            for (i, &b) in prg.iter().enumerate() {
+                bytes.push((0x8000 + i as u16, b));
+                if prg.len() == 0x4000 {
+                    bytes.push((0xC000 + i as u16, b));
+                }
+            }
+        } else {
+            let end = usize::from(self.keys.load_at) + program.bytes.len();
+            if end > 0x10000 {
+                return Err(FrontError::new(format!(
+                    "{}: {} bytes at ${:04X} run past the end of the 64 KiB address space (to ${end:X})",
+                    program.name,
+                    program.bytes.len(),
+                    self.keys.load_at
+                )));
+            }
+            if program.bytes.is_empty() {
+                return Err(FrontError::new(format!("{}: the program is empty", program.name)));
+            }
+            bytes.extend(program.bytes.iter().enumerate().map(|(i, &b)| (self.keys.load_at + i as u16, b)));
+        }
+        let pc = match self.keys.entry {
+            Some(pc) => pc,
+            None => {
+                let at = |a: u16| bytes.iter().rev().find(|x| x.0 == a).map_or(0, |x| x.1);
+                u16::from_le_bytes([at(0xFFFC), at(0xFFFD)])
+            }
+        };
+        Ok(ProgramImage { bytes, start: CpuState::after_reset(pc) })
+    }
+}
+
+impl Machine for Mos6502Machine {
+    fn about(&self) -> String {
+        let mut s = "64 KiB flat RAM".to_string();
+        if let Some(c) = self.keys.console {
+            s += &format!(", console ${c:04X}");
+        }
+        if let Some(e) = self.keys.exit {
+            s += &format!(", exit ${e:04X}");
+        }
+        s
+    }
+    fn describe(&self) -> Result<MachineDesc, FrontError> {
+        Ok(mos6502_machine(&self.options()))
+    }
+    fn demo(&self) -> Option<Program> {
+        // The demo needs the console and exit addresses it was written for, and its load address.
+        (self.keys.console == Some(DEMO_CONSOLE) && self.keys.exit == Some(DEMO_EXIT) && self.keys.load_at == DEMO_LOAD_AT).then(|| Program {
+            name: "demo".into(),
+            bytes: DEMO.to_vec(),
+            expected_console: Some(DEMO_OUTPUT.to_vec()),
+        })
+    }
+    fn load(&self, program: &Program) -> Result<LoadImage, FrontError> {
+        Ok(self.image(program)?.load_image())
+    }
+    fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
+        Ok(Box::new(PortPrinter::new(face, console)))
+    }
+    /// Replays the trace's instructions on the interpreter: PC, A, X, Y, S, P and the cycle count must agree
+    /// after every instruction, and every memory write of the trace must be one the interpreter made.
+    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, String>> {
+        Some(self.image(program).map_err(|e| e.0).and_then(|img| interpreter_lockstep(&self.options(), &img, proto, trace)))
+    }
+}
+
+/// A flat 64 KiB bus with the console and exit addresses of `opts` (stores there do not reach memory).
+pub struct HostBus {
+    pub ram: Vec<u8>,
+    pub console_addr: Option<u16>,
+    pub exit_addr: Option<u16>,
+    pub console: Vec<u8>,
+    pub exit: Option<u8>,
+    /// Memory writes since the last [`HostBus::take_writes`] (address, value), the last per address.
+    pub writes: Vec<(u16, u8)>,
+}
+
+impl HostBus {
+    /// A bus over `ram` (64 KiB).
+    pub fn new(opts: &Mos6502Options, ram: Vec<u8>) -> Self {
+        HostBus { ram, console_addr: opts.console, exit_addr: opts.exit, console: Vec::new(), exit: None, writes: Vec::new() }
+    }
+}
+
+impl Bus for HostBus {
+    fn read(&mut self, addr: u16) -> u8 {
+        self.ram[usize::from(addr)]
+    }
+    fn write(&mut self, addr: u16, value: u8) {
+        if Some(addr) == self.console_addr {
+            self.console.push(value);
+        } else if Some(addr) == self.exit_addr {
+            self.exit = Some(value);
+        } else {
+            self.ram[usize::from(addr)] = value;
+            self.writes.retain(|w| w.0 != addr);
+            self.writes.push((addr, value));
+        }
+    }
+}
+
+/// The interpreter's registers as the circuit keeps them: PC, A, X, Y, S, P, CYC (low 32 bits).
+pub fn cpu_registers(cpu: &Cpu) -> [u64; 7] {
+    [u64::from(cpu.pc), u64::from(cpu.a), u64::from(cpu.x), u64::from(cpu.y), u64::from(cpu.s), u64::from(cpu.p), cpu.cycles & 0xFFFF_FFFF]
+}
+
+/// Lockstep of a trace with the interpreter started from `img`: after every retired instruction the seven
+/// registers (PC, A, X, Y, S, P, CYC) must be the interpreter's, and the bytes the step wrote (the four banks'
+/// writes) must be what the interpreter wrote. A fault or an exit must happen at the same instruction.
+pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, trace: &Trace) -> Result<TraceCheck, String> {
+    let steps = proto.decode_steps(&trace.generated).map_err(|e| format!("trace: {e}"))?;
+    let mut cpu = img.start.cpu();
+    let mut bus = HostBus::new(opts, img.memory());
+    let mut instructions = 0u64;
+    let mut end = "limit".to_string();
+    let mut shadow = img.memory();
+    let mut latest: [Option<(u16, u8)>; 4] = [None; 4];
+    for (i, st) in steps.iter().enumerate() {
+        if st.halted {
+            end = match bus.exit {
+                Some(code) => format!("exit {code}"),
+                None => "halt".into(),
+            };
+            break;
+        }
+        let busy = st.reg(crate::circuit::reg::BUSY);
+        if i == 0 {
+            continue; // the boot step
+        }
+        if busy == crate::circuit::BUSY_STOPPING {
+            // A stop: an exit store (the interpreter makes it) or a fault (the interpreter refuses the opcode).
+            if st.output(0).is_some_and(|f| f != 0) {
+                let before = cpu.clone();
+                return match cpu.step(&mut bus) {
+                    Err(fault) if cpu == before => {
+                        end = format!("fault: {fault}");
+                        Ok(TraceCheck { against: "the 2A03 interpreter".into(), instructions, end, console: bus.console })
+                    }
+                    other => Err(format!("step {i}: the network faulted, the interpreter gave {other:?}")),
+                };
+            }
+        }
+        bus.writes.clear();
+        if let Err(fault) = cpu.step(&mut bus) {
+            return Err(format!("step {i}: the interpreter faulted ({fault}), the network did not"));
+        }
+        instructions += 1;
+        let want = cpu_registers(&cpu);
+        let names = ["PC", "A", "X", "Y", "S", "P", "CYC"];
+        for (r, name) in names.iter().enumerate() {
+            let got = st.reg(r as u32);
+            if got != want[r] {
+                return Err(format!("instruction {instructions} (step {i}): {name} = {got:#x} in the network, {:#x} in the interpreter", want[r]));
+            }
+        }
+        // The trace's memory: each bank's latest write applies again at every commit (a no-op unless the
+        // step changed it); it must hold what the interpreter wrote, where either wrote.
+        for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
+            latest[w.mem as usize] = Some((((w.addr << 2) | u64::from(w.mem)) as u16, w.data as u8));
+        }
+        for &(a, v) in latest.iter().flatten() {
+            shadow[usize::from(a)] = v;
+        }
+        for a in bus.writes.iter().map(|w| w.0).chain(latest.iter().flatten().map(|w| w.0)) {
+            if shadow[usize::from(a)] != bus.ram[usize::from(a)] {
+                return Err(format!(
+                    "instruction {instructions} (step {i}): ${a:04X} holds ${:02X} in the network, ${:02X} in the interpreter",
+                    shadow[usize::from(a)],
+                    bus.ram[usize::from(a)]
+                ));
+            }
+        }
+    }
+    Ok(TraceCheck { against: "the 2A03 interpreter".into(), instructions, end, console: bus.console })
+}

@@ -1,0 +1,289 @@
+//! The 2A03 circuit (`isa_6502::circuit`) on the reference evaluator (`isa_api::Reference`), which runs it node
+//! by node, against independent data and the interpreter:
+//!
+//! - nestest in automation mode: every line of the golden log (PC, A, X, Y, P, SP, CYC before each instruction);
+//! - Tom Harte's single-instruction tests, all 23,600: final registers and RAM as the data gives them, the cycle
+//!   count as the interpreter gives it (the interpreter handles the data's one erratum, see `processortests.rs`);
+//! - Klaus Dormann's functional test: lockstep with the interpreter over its first instructions;
+//! - the demo: lockstep with the interpreter (`interpreter_lockstep`), console output and exit status;
+//! - interrupts: NMI edges and IRQ levels injected on the inputs, in lockstep with the interpreter.
+//!
+//! The woven network runs the same checks in `tests/woven.rs`.
+
+mod common;
+
+use isa_6502::circuit::{Mos6502Options, init_row, mem, mos6502_machine, reg};
+use isa_6502::front::{CpuState, HostBus, Mos6502Keys, Mos6502Machine, cpu_registers, interpreter_lockstep, state_image};
+use isa_6502::{Bus, FlatRam};
+use isa_api::front::Program;
+use isa_api::host::Trace;
+use isa_api::{MachineDesc, Reference};
+use serde::Deserialize;
+
+fn flat() -> MachineDesc {
+    let d = mos6502_machine(&Mos6502Options::default());
+    d.validate().expect("the 6502 description is valid");
+    d
+}
+
+/// The seven architectural registers (PC, A, X, Y, S, P, CYC) of a reference machine.
+fn regs(r: &Reference) -> [u64; 7] {
+    let mut out = [0; 7];
+    out.copy_from_slice(&r.state.regs[..7]);
+    out
+}
+
+fn ram_byte(r: &Reference, addr: u16) -> u8 {
+    r.state.mems[mem::BANKS[usize::from(addr & 3)] as usize][usize::from(addr >> 2)] as u8
+}
+
+#[test]
+fn the_description_validates_and_decodes_every_opcode_to_one_control_word() {
+    let d = flat();
+    assert_eq!(d.registers[reg::CYC as usize].name, "CYC");
+    assert_eq!(d.memories[mem::INIT as usize].name, "INIT");
+    assert_eq!(init_row::CYC, 7);
+    let with_io = mos6502_machine(&Mos6502Options { console: Some(0xF001), exit: Some(0xF002) });
+    with_io.validate().expect("valid with console and exit");
+    let names: Vec<&str> = with_io.ports.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["FAULT", "OUT", "EXIT"]);
+    println!("6502 circuit: {} nodes", d.circuit.nodes.len());
+}
+
+/// nestest's PRG at $8000 and $C000 of a flat memory, started at $C000 after the reset sequence.
+fn nestest_image() -> Option<(isa_6502::front::ProgramImage, String)> {
+    let (Some(rom), Some(log)) = (common::testdata_file("nes/nestest.nes"), common::testdata_file("nes/nestest.log")) else {
+        return None;
+    };
+    let m = Mos6502Machine { keys: Mos6502Keys { entry: Some(0xC000), ..Default::default() } };
+    let program = Program { name: "nestest.nes".into(), bytes: std::fs::read(rom).expect("read nestest.nes"), expected_console: None };
+    Some((m.image(&program).expect("nestest loads"), std::fs::read_to_string(log).expect("read nestest.log")))
+}
+
+/// PC, A, X, Y, P, SP, CYC of a log line.
+fn log_state(line: &str) -> [u64; 7] {
+    let field = |key: &str| line.split_whitespace().find_map(|t| t.strip_prefix(key)).unwrap_or_else(|| panic!("no {key} in {line}"));
+    let hex = |s: &str| u64::from_str_radix(s, 16).expect("hex");
+    [
+        hex(&line[..4]),
+        hex(field("A:")),
+        hex(field("X:")),
+        hex(field("Y:")),
+        hex(field("SP:")),
+        hex(field("P:")),
+        field("CYC:").parse().expect("CYC"),
+    ]
+}
+
+#[test]
+fn nestest_every_log_line_on_the_reference_evaluator() {
+    let Some((img, log)) = nestest_image() else { return };
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut r = Reference::new(flat());
+    img.load_image().load_into(&mut r);
+    let boot = r.step();
+    assert!(!boot.halted);
+    for (n, line) in lines.iter().enumerate() {
+        assert_eq!(regs(&r), log_state(line), "nestest.log line {} (PC A X Y S P CYC)", n + 1);
+        let o = r.step();
+        assert!(!o.halted, "halted at line {}", n + 1);
+        assert_eq!(r.state.regs[reg::BUSY as usize], 0, "line {} retired", n + 1);
+    }
+    assert_eq!((ram_byte(&r, 2), ram_byte(&r, 3)), (0, 0), "nestest's error codes");
+    println!("nestest on the circuit: {} log lines compared, 0 mismatches", lines.len());
+}
+
+#[derive(Deserialize)]
+struct HarteCase {
+    name: String,
+    initial: HarteState,
+    #[serde(rename = "final")]
+    expected: HarteState,
+}
+
+#[derive(Deserialize)]
+struct HarteState {
+    pc: u16,
+    s: u8,
+    a: u8,
+    x: u8,
+    y: u8,
+    p: u8,
+    ram: Vec<(u16, u8)>,
+}
+
+fn harte_files() -> Option<Vec<std::path::PathBuf>> {
+    let dir = common::testdata_file("6502/processortests")?;
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("read the processortests directory")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    Some(files)
+}
+
+#[test]
+fn tom_harte_every_test_on_the_reference_evaluator() {
+    let Some(files) = harte_files() else { return };
+    let mut r = Reference::new(flat());
+    let fresh = r.clone();
+    let mut compared = 0;
+    for path in &files {
+        let cases: Vec<HarteCase> = serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("parse");
+        for case in &cases {
+            let i = &case.initial;
+            let start = CpuState { pc: i.pc, a: i.a, x: i.x, y: i.y, s: i.s, p: i.p, cycles: 0 };
+            // Reset the reference cheaply: clear the rows this test touches, then load.
+            for &(a, _) in i.ram.iter().chain(&case.expected.ram) {
+                r.state.mems[mem::BANKS[usize::from(a & 3)] as usize][usize::from(a >> 2)] = 0;
+            }
+            r.state.regs.clone_from(&fresh.state.regs);
+            r.state.inputs.clone_from(&fresh.state.inputs);
+            r.history = fresh.history.clone();
+            state_image(&start, i.ram.iter().copied()).load_into(&mut r);
+            r.step();
+            r.step();
+            // The interpreter's cycle count (it handles the data's erratum).
+            let mut ram = FlatRam::new();
+            for &(a, v) in &i.ram {
+                ram.write(a, v);
+            }
+            let mut cpu = start.cpu();
+            cpu.step(&mut ram).unwrap_or_else(|f| panic!("{}: interpreter fault {f}", case.name));
+            let e = &case.expected;
+            let want = [u64::from(e.pc), u64::from(e.a), u64::from(e.x), u64::from(e.y), u64::from(e.s), u64::from(e.p), cpu.cycles];
+            assert_eq!(regs(&r), want, "{} {}: PC A X Y S P CYC", path.display(), case.name);
+            for &(a, v) in &e.ram {
+                assert_eq!(ram_byte(&r, a), v, "{} {}: RAM ${a:04X}", path.display(), case.name);
+            }
+            compared += 1;
+        }
+    }
+    println!("Tom Harte's tests on the circuit: {compared} tests from {} opcode files, 0 mismatches", files.len());
+    assert_eq!(compared, 23_600);
+}
+
+/// Runs the reference and the interpreter side by side for `n` instructions from `img`, comparing the seven
+/// registers after each and every byte either wrote. Returns the instructions run.
+fn lockstep_reference(opts: &Mos6502Options, start: CpuState, memory: Vec<u8>, n: usize, stop_at: Option<u16>) -> usize {
+    let mut r = Reference::new(mos6502_machine(opts));
+    state_image(&start, memory.iter().enumerate().map(|(a, &v)| (a as u16, v))).load_into(&mut r);
+    r.step();
+    let mut cpu = start.cpu();
+    let mut bus = HostBus::new(opts, memory);
+    for k in 0..n {
+        if stop_at == Some(cpu.pc) {
+            return k;
+        }
+        bus.writes.clear();
+        cpu.step(&mut bus).unwrap_or_else(|f| panic!("instruction {k}: interpreter fault {f}"));
+        r.step();
+        assert_eq!(regs(&r), cpu_registers(&cpu), "instruction {k}: PC A X Y S P CYC");
+        for &(a, v) in &bus.writes {
+            assert_eq!(ram_byte(&r, a), v, "instruction {k}: RAM ${a:04X}");
+        }
+    }
+    n
+}
+
+#[test]
+fn klaus_dormann_first_instructions_in_lockstep_with_the_interpreter() {
+    let Some(bin) = common::testdata_file("6502/6502_functional_test.bin") else { return };
+    let memory = std::fs::read(bin).expect("read the functional test");
+    assert_eq!(memory.len(), 0x10000);
+    let n = 300_000;
+    let ran = lockstep_reference(&Mos6502Options::default(), CpuState::after_reset(0x0400), memory, n, None);
+    println!("Klaus Dormann's test on the circuit: {ran} instructions in lockstep with the interpreter, 0 mismatches");
+}
+
+#[test]
+fn the_demo_in_lockstep_with_the_interpreter() {
+    let m = Mos6502Machine {
+        keys: Mos6502Keys { console: Some(0xF001), exit: Some(0xF002), load_at: 0x0400, entry: Some(0x0400), ..Default::default() },
+    };
+    use isa_api::front::Machine;
+    let demo = m.demo().expect("the demo config has a demo");
+    let img = m.image(&demo).expect("the demo loads");
+    let desc = m.describe().expect("describe");
+    let mut r = Reference::new(desc.clone());
+    let image = img.load_image();
+    image.load_into(&mut r);
+    let generated = r.run(100_000);
+    let trace = Trace { prompt: image.prompt(&r.protocol), generated, injected: vec![] };
+    let check = interpreter_lockstep(&m.options(), &img, &r.protocol, &trace).expect("lockstep with the interpreter");
+    assert_eq!(check.end, "exit 0");
+    assert_eq!(String::from_utf8_lossy(&check.console), String::from_utf8_lossy(isa_6502::front::DEMO_OUTPUT));
+    let tokens = trace.generated.len() as f64;
+    println!("demo on the circuit: {} instructions, {} trace tokens ({:.2} per instruction)", check.instructions, trace.generated.len(), tokens / check.instructions as f64);
+}
+
+#[test]
+fn interrupts_in_lockstep_with_the_interpreter() {
+    // A loop at $0400 that counts in X (CLI; INX; JMP $0401), handlers at $0500 (IRQ: INY; LDA #0; RTI, but the
+    // line stays up until the host drops it) and $0600 (NMI: PHA; LDA #$55; STA $10; PLA; RTI).
+    let mut memory = vec![0u8; 0x10000];
+    memory[0x0400..0x0405].copy_from_slice(&[0x58, 0xE8, 0x4C, 0x01, 0x04]);
+    memory[0x0500..0x0502].copy_from_slice(&[0xC8, 0x40]);
+    memory[0x0600..0x0608].copy_from_slice(&[0x48, 0xA9, 0x55, 0x85, 0x10, 0x68, 0x40, 0x00]);
+    memory[0xFFFA] = 0x00;
+    memory[0xFFFB] = 0x06;
+    memory[0xFFFE] = 0x00;
+    memory[0xFFFF] = 0x05;
+    let opts = Mos6502Options::default();
+    let start = CpuState::after_reset(0x0400);
+    let mut r = Reference::new(mos6502_machine(&opts));
+    state_image(&start, memory.iter().enumerate().map(|(a, &v)| (a as u16, v))).load_into(&mut r);
+    r.step();
+    let mut cpu = start.cpu();
+    let mut bus = HostBus::new(&opts, memory);
+    // (step, NMI level, IRQ level): an IRQ held for two steps right after CLI (delayed by one instruction),
+    // NMI edges (a held line is one edge), an IRQ while I is set inside the NMI handler.
+    let events = [(1, 0, 1), (3, 0, 0), (6, 1, 0), (8, 0, 0), (9, 1, 1), (10, 1, 1), (14, 0, 0), (20, 1, 0), (21, 0, 0)];
+    let mut nmi = 0u64;
+    for k in 0..40 {
+        if let Some(&(_, n, i)) = events.iter().find(|e| e.0 == k) {
+            if n == 1 && nmi == 0 {
+                cpu.raise_nmi();
+            }
+            nmi = n;
+            cpu.set_irq_line(i == 1);
+            r.inject(0, n);
+            r.inject(1, i);
+        }
+        cpu.step(&mut bus).unwrap_or_else(|f| panic!("step {k}: {f}"));
+        r.step();
+        assert_eq!(regs(&r), cpu_registers(&cpu), "step {k}: PC A X Y S P CYC");
+        assert_eq!(ram_byte(&r, 0x10), bus.read(0x10));
+        for s in 0..3u16 {
+            let a = 0x01FD - s;
+            assert_eq!(ram_byte(&r, a), bus.read(a), "step {k}: stack ${a:04X}");
+        }
+    }
+    assert!(cpu.y > 0, "the IRQ handler ran");
+    assert_eq!(bus.read(0x10), 0x55, "the NMI handler ran");
+}
+
+#[test]
+fn an_unsupported_opcode_is_a_fault_naming_pc_and_opcode() {
+    let mut memory = vec![0u8; 0x10000];
+    memory[0x0200..0x0203].copy_from_slice(&[0xE8, 0xE8, 0x02]); // INX; INX; JAM
+    let mut r = Reference::new(flat());
+    state_image(&CpuState::after_reset(0x0200), memory.iter().enumerate().map(|(a, &v)| (a as u16, v))).load_into(&mut r);
+    r.step();
+    r.step();
+    r.step();
+    let o = r.step();
+    assert_eq!(o.outputs, vec![(0, 0x02 | (0x0202 << 8))], "FAULT = opcode | PC << 8");
+    assert_eq!(r.state.regs[reg::PC as usize], 0x0202, "PC stays at the faulting opcode");
+    assert_eq!(r.state.regs[reg::X as usize], 2);
+    assert!(r.step().halted, "the next step halts");
+    let mut cpu = CpuState::after_reset(0x0200).cpu();
+    let mut ram = FlatRam::new();
+    for (a, &v) in memory.iter().enumerate() {
+        ram.write(a as u16, v);
+    }
+    cpu.step(&mut ram).expect("INX");
+    cpu.step(&mut ram).expect("INX");
+    assert!(cpu.step(&mut ram).is_err(), "the interpreter faults there too");
+}
