@@ -8,7 +8,8 @@
 //! console = 0xF001      # optional: a store here is a console byte (port OUT)
 //! exit = 0xF002         # optional: a store here ends the program with that exit status (port EXIT)
 //! load_at = 0x0400      # where a raw binary goes (default 0x0000)
-//! entry = 0x0400        # optional: the first PC (default: the reset vector at $FFFC)
+//! entry = 0x0400        # optional: the first PC (default: the reset vector where the program sets
+//!                       # $FFFC-$FFFD, else load_at)
 //! ```
 //!
 //! An iNES file (`NES\x1A` header) with mapper 0 puts its PRG ROM at $8000 (16 KiB: also at $C000). Anything
@@ -234,12 +235,12 @@ impl Mos6502Machine {
             }
             bytes.extend(program.bytes.iter().enumerate().map(|(i, &b)| (self.keys.load_at + i as u16, b)));
         }
-        let pc = match self.keys.entry {
-            Some(pc) => pc,
-            None => {
-                let at = |a: u16| bytes.iter().rev().find(|x| x.0 == a).map_or(0, |x| x.1);
-                u16::from_le_bytes([at(0xFFFC), at(0xFFFD)])
-            }
+        // The first PC: `entry`; else the reset vector where the image sets it; else the load address.
+        let at = |a: u16| bytes.iter().rev().find(|x| x.0 == a).map(|x| x.1);
+        let pc = match (self.keys.entry, at(0xFFFC), at(0xFFFD)) {
+            (Some(pc), _, _) => pc,
+            (None, Some(lo), Some(hi)) => u16::from_le_bytes([lo, hi]),
+            _ => self.keys.load_at,
         };
         Ok(ProgramImage { bytes, start: CpuState::after_reset(pc) })
     }

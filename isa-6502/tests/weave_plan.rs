@@ -1,0 +1,42 @@
+//! The weaver's plan of the 2A03 (cheap: no weights): layers, width, the layers of its memory reads, and the
+//! critical path (`MOS6502_CRITICAL_PATH=1` prints it).
+
+use isa_6502::circuit::{Mos6502Options, mos6502_machine};
+use weaver::net::Source;
+
+#[test]
+fn the_plan_of_the_2a03() {
+    let desc = mos6502_machine(&Mos6502Options::default());
+    let (proto, net, sched, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
+    let cfg = weaver::emit::config(&alloc);
+    let g = alloc.geometry;
+    eprintln!(
+        "2A03: {} layers, hidden {}, intermediate {}, {} key / {} value heads per layer (d_k {}, d_v {}), vocab {}, {} parameters, {} gates, {} reads, {} step fields",
+        g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.vocab, cfg.parameter_count(), net.gates.len(), net.reads.len(), proto.step_fields.len()
+    );
+    for (i, r) in net.reads.iter().enumerate() {
+        eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
+    }
+    let mut gate_node = vec![0usize; net.gates.len()];
+    for (i, src) in net.nodes.iter().enumerate() {
+        if let Source::Gate(gi) = src {
+            gate_node[*gi as usize] = i;
+        }
+    }
+    let last = sched.gate_sublayer.iter().max().copied().unwrap_or(0);
+    let mut cur = (0..net.gates.len()).find(|gi| sched.gate_sublayer[*gi] == last).map(|gi| gate_node[gi]);
+    let mut path = Vec::new();
+    while let Some(n) = cur {
+        path.push(format!("{}@{}", net.names[n], sched.ready[n]));
+        let ins: Vec<usize> = match &net.nodes[n] {
+            Source::Gate(gi) => net.gates[*gi as usize].terms.iter().flat_map(|t| t.lin.iter().map(|(x, _)| *x as usize)).collect(),
+            Source::ReadBit { read, .. } => net.reads[*read as usize].addr.iter().map(|s| s.node as usize).collect(),
+            _ => vec![],
+        };
+        cur = ins.into_iter().max_by_key(|x| sched.ready[*x]);
+    }
+    if std::env::var_os("MOS6502_CRITICAL_PATH").is_some() {
+        eprintln!("  critical path (node@ready sublayer): {}", path.join(" <- "));
+    }
+    assert!(g.layers <= 40, "{} layers", g.layers);
+}
