@@ -44,7 +44,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.executors.is_empty() {
         bail!("--executors names no executor");
     }
-    let (cfg, machine) = open_config(&a.inputs[0])?;
+    let (cfg, machine) = open_config(&a.inputs[0], &Default::default())?;
     let program = program_or_demo(a.inputs.get(1), machine.as_ref(), &cfg.origin)?;
     let image = machine.load(&program)?;
     let desc = machine.describe()?;

@@ -36,11 +36,13 @@ pub struct Args {
     /// Bound on machine steps per program (the comparison covers the steps run until then).
     #[arg(long)]
     pub max_steps: Option<usize>,
+    #[command(flatten)]
+    pub keys: crate::run::KeyOverrides,
 }
 
 /// Run the lockstep; returns the exit status.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let (cfg, machine) = open_config(&a.config)?;
+    let (cfg, machine) = open_config(&a.config, &a.keys)?;
     let mut programs: Vec<Program> = a.programs.iter().map(|p| Program::from_file(p)).collect::<Result<_, _>>()?;
     for n in &a.examples {
         let names: Vec<String> = machine.examples().into_iter().map(|p| p.name).collect();

@@ -45,6 +45,30 @@ pub struct Args {
     /// No progress line on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    #[command(flatten)]
+    pub keys: KeyOverrides,
+}
+
+/// Machine keys given on the command line, which override the config's `[machine]` table (a machine that
+/// does not take a key refuses it by name).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct KeyOverrides {
+    /// Where a raw program is loaded (the machine key `load_at`; 6502: e.g. 0x0400).
+    #[arg(long, value_parser = parse_address)]
+    pub load_at: Option<u64>,
+    /// The first program counter (the machine key `entry`; 6502: default the reset vector or load_at).
+    #[arg(long, value_parser = parse_address)]
+    pub pc: Option<u64>,
+}
+
+/// An address: decimal, or hexadecimal with `0x` or `$`.
+fn parse_address(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).or_else(|| t.strip_prefix('$')) {
+        Some(h) => (h, 16),
+        None => (t, 10),
+    };
+    u64::from_str_radix(&digits.replace('_', ""), radix).map_err(|e| format!("{s:?} is not an address ({e})"))
 }
 
 /// Dense executors hold every woven weight as an f32 tensor; above this many parameters a config run is
@@ -68,8 +92,14 @@ pub(crate) struct Loaded {
 }
 
 /// Read a config and make its machine (cheap: nothing is woven yet).
-pub(crate) fn open_config(path: &Path) -> Result<(Config, Box<dyn Machine>)> {
-    let cfg = Config::from_file(path)?;
+pub(crate) fn open_config(path: &Path, keys: &KeyOverrides) -> Result<(Config, Box<dyn Machine>)> {
+    let mut cfg = Config::from_file(path)?;
+    for (key, value) in [("load_at", keys.load_at), ("entry", keys.pc)] {
+        if let Some(v) = value {
+            let v = i64::try_from(v).map_err(|_| anyhow::anyhow!("--{}: {v:#x} is too large", key.replace('_', "-")))?;
+            cfg.machine.keys.insert(key.to_string(), toml::Value::Integer(v));
+        }
+    }
     let machine = cfg.machine(MACHINES)?;
     Ok((cfg, machine))
 }
@@ -245,7 +275,7 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             let Some(config) = a.inputs.first() else {
                 bail!("give a machine config (e.g. configs/rv32im.toml) and optionally a program, or --model DIR [PROGRAM]");
             };
-            let (cfg, machine) = open_config(config)?;
+            let (cfg, machine) = open_config(config, &a.keys)?;
             let program = program_or_demo(a.inputs.get(1), machine.as_ref(), &cfg.origin)?;
             // Check the program before the (long) weave.
             machine.load(&program)?;

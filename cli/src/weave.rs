@@ -23,7 +23,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let (cfg, machine) = crate::run::open_config(&a.config)?;
+    let (cfg, machine) = crate::run::open_config(&a.config, &Default::default())?;
     // Refuse a destination that is not ours before the (long) weave.
     weaver::export::check_destination(&a.out)?;
     let desc = machine.describe()?;

@@ -493,7 +493,10 @@ fn control_tables() -> (Vec<u64>, Vec<u64>) {
 
 // ---- circuit helpers ----------------------------------------------------------------------------------------
 
-/// Small word-level helpers over the builder.
+/// Small word-level helpers over the builder. Every multiplexer is a one-hot select ([`Op::OneHot`]: one
+/// threshold layer), its cases exclusive by construction.
+///
+/// [`Op::OneHot`]: isa_api::Op::OneHot
 struct Gates<'a> {
     s: &'a mut CircuitBuilder,
     one: NodeId,
@@ -524,18 +527,24 @@ impl<'a> Gates<'a> {
         let m = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
         self.s.sum(w, &[SumTerm { node: a, shift: 0, neg: false }], konst & m)
     }
-    /// The OR over one-hot cases, with `default` when none is selected.
+    /// The value of the (exclusive) case whose select is 1, else `default`.
     fn pick(&mut self, width: u32, cases: &[(NodeId, NodeId)], default: NodeId) -> NodeId {
         let sels: Vec<NodeId> = cases.iter().map(|c| c.0).collect();
         let any = self.s.any(&sels);
         let none = self.not1(any);
         let mut all = cases.to_vec();
         all.push((none, default));
-        self.s.and_or(width, &all)
+        self.s.one_hot(width, &all)
     }
-    /// One-hot decode of a small field: `out[v] = (x == v)`.
+    /// `x == value` for each value below `n` (a one-hot decode of a small field).
     fn one_hot(&mut self, x: NodeId, n: u64) -> Vec<NodeId> {
         (0..n).map(|v| self.s.eq_const(x, v)).collect()
+    }
+    /// `x == value AND NOT veto`, as one equality over `x` and `veto`.
+    fn eq_unless(&mut self, x: NodeId, value: u64, veto: NodeId) -> NodeId {
+        let w = self.s.width(x);
+        let c = self.s.concat(&[x, veto]);
+        self.s.eq_const(c, value & ((1u64 << w) - 1))
     }
     fn bit(&mut self, x: NodeId, i: u32) -> NodeId {
         self.s.bit(x, i)
@@ -544,15 +553,21 @@ impl<'a> Gates<'a> {
     fn word(&mut self, lo: NodeId, hi: NodeId) -> NodeId {
         self.s.concat(&[lo, hi])
     }
+    fn zero8(&mut self) -> NodeId {
+        self.k(8, 0)
+    }
 }
 
-/// Reads `n` (1..=4) bytes at `base, base+1, ...` from the four banks in one read of each bank. With
-/// `page_wrap` the increments stay within `base`'s page (zero-page pointers, `JMP ($xxFF)`, the stack), else
-/// they wrap at 64 KiB.
-fn read_run(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> Vec<NodeId> {
+/// The four banks' words read at the rows that hold `n` (1..=4) bytes at `base, base+1, ...`, and the one-hot
+/// of `base % 4`. With `page_wrap` the increments stay within `base`'s page (zero-page pointers, `JMP ($xxFF)`,
+/// the stack), else they wrap at 64 KiB. Byte `i` is word `(j + i) % 4` when `base % 4 == j`.
+fn read_banks(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> ([NodeId; 4], Vec<NodeId>) {
     let lo2 = g.s.slice(base, 0, 2);
     let row = g.s.slice(base, 2, ROW_BITS);
-    let row_next = if page_wrap {
+    let lo_is = g.one_hot(lo2, 4);
+    let row_next = if n == 1 {
+        row
+    } else if page_wrap {
         let in_page = g.s.slice(row, 0, 6);
         let page = g.s.slice(row, 6, ROW_BITS - 6);
         let inc = g.add_k(in_page, 1);
@@ -560,32 +575,35 @@ fn read_run(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> Vec<NodeI
     } else {
         g.add_k(row, 1)
     };
-    let words: Vec<NodeId> = (0..4u64)
-        .map(|k| {
-            // Bank k holds byte i = (k - lo2) mod 4 of the run; it lies in the next row when k < lo2.
-            let r = if n == 1 {
-                row
-            } else {
-                let kk = g.k(2, k);
-                let next = g.s.cmp(CmpKind::Ltu, kk, lo2);
-                g.s.select(next, row_next, row)
-            };
-            g.s.load(mem::BANKS[k as usize], 8, r)
-        })
-        .collect();
-    let lo_is = g.one_hot(lo2, 4);
+    let words = [0u64, 1, 2, 3].map(|k| {
+        // Bank k holds byte i = (k - lo2) mod 4 of the run; it lies in the next row when k < lo2.
+        let r = if n == 1 || k == 3 {
+            row
+        } else {
+            let kk = g.k(2, k);
+            let next = g.s.cmp(CmpKind::Ltu, kk, lo2);
+            let stay = g.not1(next);
+            g.s.one_hot(ROW_BITS, &[(next, row_next), (stay, row)])
+        };
+        g.s.load(mem::BANKS[k as usize], 8, r)
+    });
+    (words, lo_is)
+}
+
+/// [`read_banks`], rotated into the `n` bytes of the run.
+fn read_run(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> Vec<NodeId> {
+    let (words, lo_is) = read_banks(g, base, n, page_wrap);
     (0..n)
         .map(|i| {
             let cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| (lo_is[j], words[(j + i) % 4])).collect();
-            g.s.and_or(8, &cases)
+            g.s.one_hot(8, &cases)
         })
         .collect()
 }
 
 /// Writes `bytes[i]` at `base - i` (descending, within `base`'s page: stack pushes) for `i < count`, or one
 /// byte at `base`: one write per bank. `count` is a 2-bit node (0..=3), `enable` gates all of it.
-fn write_run(g: &mut CircuitBuilder, base: NodeId, bytes: [NodeId; 3], count: NodeId, enable: NodeId) {
-    let mut g = Gates::new(g);
+fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, enable: NodeId) {
     let lo2 = g.s.slice(base, 0, 2);
     let row = g.s.slice(base, 2, ROW_BITS);
     let in_page = g.s.slice(row, 0, 6);
@@ -593,40 +611,37 @@ fn write_run(g: &mut CircuitBuilder, base: NodeId, bytes: [NodeId; 3], count: No
     let dec = g.add_k(in_page, 63);
     let row_prev = g.s.concat(&[dec, page]);
     let lo_is = g.one_hot(lo2, 4);
+    let zero = g.zero8();
     for k in 0..4usize {
         // Bank k holds byte i = (lo2 - k) mod 4, one row down when k > lo2.
-        let cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| (lo_is[j], j)).map(|(sel, j)| (sel, (j + 4 - k) % 4)).map(|(sel, i)| {
-            let v = if i < 3 { bytes[i] } else { g.zero8() };
-            (sel, v)
-        }).collect();
-        let data = g.s.and_or(8, &cases);
-        // Index of the byte this bank takes, as a 2-bit value, to compare with count.
-        let idx_cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| {
-            let i = ((j + 4 - k) % 4) as u64;
-            let c = g.k(2, i);
-            (lo_is[j], c)
-        }).collect();
-        let idx = g.s.and_or(2, &idx_cases);
+        let data_cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| (lo_is[j], bytes.get((j + 4 - k) % 4).copied().unwrap_or(zero))).collect();
+        let data = g.s.one_hot(8, &data_cases);
+        let idx_cases: Vec<(NodeId, NodeId)> = (0..4)
+            .map(|j| {
+                let c = g.k(2, ((j + 4 - k) % 4) as u64);
+                (lo_is[j], c)
+            })
+            .collect();
+        let idx = g.s.one_hot(2, &idx_cases);
         let within = g.s.cmp(CmpKind::Ltu, idx, count);
         let en = g.and1(within, enable);
-        let kk = g.k(2, k as u64);
-        let below = g.s.cmp(CmpKind::Ltu, lo2, kk);
-        let r = g.s.select(below, row_prev, row);
+        let r = if k == 0 {
+            row
+        } else {
+            let kk = g.k(2, k as u64);
+            let below = g.s.cmp(CmpKind::Ltu, lo2, kk);
+            let same = g.not1(below);
+            g.s.one_hot(ROW_BITS, &[(below, row_prev), (same, row)])
+        };
         g.s.mem_write(mem::BANKS[k], r, data, en);
-    }
-}
-
-impl Gates<'_> {
-    fn zero8(&mut self) -> NodeId {
-        self.k(8, 0)
     }
 }
 
 /// The machine description of the 2A03 with `opts`' console and exit addresses.
 pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let mut b = CircuitBuilder::new();
-    let mut g = Gates::new(&mut b);
-    let one = g.one;
+    let g = &mut Gates::new(&mut b);
+    let (one, zero) = (g.one, g.zero);
 
     // ---- state ----
     let pc = g.s.reg(reg::PC, 16);
@@ -652,48 +667,52 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     // ---- step kind: boot, stop, interrupt, instruction ----
     let booting = g.not1(run);
     let stopping = g.s.eq_const(busy, BUSY_STOPPING);
-    let active = {
-        let ns = g.not1(stopping);
-        g.and1(run, ns)
-    };
     let nmi_edge = {
-        let was_low = g.not1(nmi_level);
-        g.and1(nmi_in, was_low)
+        let c = g.s.concat(&[nmi_in, nmi_level]);
+        g.s.eq_const(c, 0b01)
     };
-    let poll_valid = g.bit(poll_i, 0);
-    let poll_old_i = g.bit(poll_i, 1);
-    let masked = g.s.select(poll_valid, poll_old_i, flag_i);
+    // masked = POLL_I valid ? the old I : I; an IRQ is taken when the line is up, unmasked and no NMI edge.
     let irq_take = {
-        let unmasked = g.not1(masked);
-        let no_nmi = g.not1(nmi_edge);
-        let t = g.and1(irq_in, unmasked);
-        g.and1(t, no_nmi)
+        let c = g.s.concat(&[irq_in, nmi_edge, poll_i, flag_i]);
+        // bits: irq, nmi_edge, poll valid, poll old I, I
+        let ok: Vec<u64> = (0..32u64).filter(|v| v & 1 == 1 && v & 2 == 0 && if v & 4 != 0 { v & 8 == 0 } else { v & 16 == 0 }).collect();
+        let hits: Vec<NodeId> = ok.iter().map(|&v| g.s.eq_const(c, v)).collect();
+        g.s.any(&hits)
+    };
+    let active = {
+        let c = g.s.concat(&[run, stopping]);
+        g.s.eq_const(c, 0b01)
     };
     let int_any = g.or1(nmi_edge, irq_take);
     let take_int = g.and1(active, int_any);
-    let no_int = g.not1(int_any);
-    let instr = g.and1(active, no_int);
+    // Not booting, not stopping, no interrupt: the step runs an instruction (or faults on it).
+    let instr = {
+        let c = g.s.concat(&[run, stopping, nmi_edge, irq_take]);
+        g.s.eq_const(c, 0b0001)
+    };
 
     // ---- level A: fetch the opcode and two operand bytes ----
-    let fetched = read_run(&mut g, pc, 3, false);
+    let fetched = read_run(g, pc, 3, false);
     let (b0, b1, b2) = (fetched[0], fetched[1], fetched[2]);
     let (fields_table, flags_table) = control_tables();
     let cw = g.s.lookup(ctl::WIDTH, fields_table, b0);
     let fw = g.s.lookup(Flag::CondValue as u32 + 1, flags_table, b0);
     let field = |g: &mut Gates, lo: u32, w: u32| g.s.slice(cw, lo, w);
     let flag = |g: &mut Gates, f: Flag| g.s.bit(fw, f as u32);
-    let mode = field(&mut g, ctl::MODE, 4);
+    let mode = field(g, ctl::MODE, 4);
     let modes = g.one_hot(mode, 13);
     let m_acc = modes[1];
     let m_imm = modes[2];
     let (m_zp, m_zpx, m_zpy, m_abs, m_abx, m_aby) = (modes[3], modes[4], modes[5], modes[6], modes[7], modes[8]);
     let (m_izx, m_izy) = (modes[10], modes[11]);
-    let f_unsupported = flag(&mut g, Flag::Unsupported);
+    let f_unsupported = flag(g, Flag::Unsupported);
     let fault = g.and1(instr, f_unsupported);
     let exec = {
         let ok = g.not1(f_unsupported);
         g.and1(instr, ok)
     };
+    // `exec AND flag`: the select of an instruction's case in the next values.
+    let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
 
     // ---- addresses that need no pointer ----
     let zero8 = g.zero8();
@@ -703,40 +722,43 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let ea_zp = g.word(b1, zero8);
     let ea_zpx = g.word(zpx, zero8);
     let ea_zpy = g.word(zpy, zero8);
-    // base + index with the carry out of the low byte (a page crossing).
-    let index = |g: &mut Gates, lo: NodeId, hi: NodeId, idx: NodeId| -> (NodeId, NodeId) {
-        let lo9 = g.s.zext(lo, 9);
-        let idx9 = g.s.zext(idx, 9);
-        let sum = g.s.add(lo9, idx9);
-        let low = g.s.slice(sum, 0, 8);
-        let carry = g.s.bit(sum, 8);
-        let z7 = g.k(8, 0);
-        let high = g.s.add_c(hi, z7, carry);
-        (g.word(low, high), carry)
+    // base + index (one 16-bit add), and whether it crossed a page (the high byte moved).
+    let index = |g: &mut Gates, base: NodeId, idx: NodeId| -> (NodeId, NodeId) {
+        let i16 = g.s.zext(idx, 16);
+        let sum = g.s.add(base, i16);
+        let (h0, h1) = (g.s.slice(base, 8, 8), g.s.slice(sum, 8, 8));
+        (sum, g.s.cmp(CmpKind::Ne, h0, h1))
     };
-    let (ea_abx, cross_abx) = index(&mut g, b1, b2, x);
-    let (ea_aby, cross_aby) = index(&mut g, b1, b2, y);
+    let (ea_abx, cross_abx) = index(g, op16, x);
+    let (ea_aby, cross_aby) = index(g, op16, y);
 
     // ---- level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors) ----
-    let f_pla = flag(&mut g, Flag::Pla);
-    let f_plp = flag(&mut g, Flag::Plp);
-    let f_rts = flag(&mut g, Flag::Rts);
-    let f_rti = flag(&mut g, Flag::Rti);
-    let f_brk = flag(&mut g, Flag::Brk);
-    let f_jmp_ind = flag(&mut g, Flag::JmpInd);
+    let f_pla = flag(g, Flag::Pla);
+    let f_plp = flag(g, Flag::Plp);
+    let f_rts = flag(g, Flag::Rts);
+    let f_rti = flag(g, Flag::Rti);
+    let f_brk = flag(g, Flag::Brk);
+    let f_jmp_ind = flag(g, Flag::JmpInd);
     let pulls = g.s.any(&[f_pla, f_plp, f_rts, f_rti]);
     let sp1 = g.add_k(sp, 1);
     let one8 = g.k(8, 1);
     let pull_base = g.word(sp1, one8);
     let irq_vec = g.k(16, 0xFFFE);
     let nmi_vec = g.k(16, 0xFFFA);
-    let int_vec = g.s.select(nmi_edge, nmi_vec, irq_vec);
-    let ptr_instr = g.pick(16, &[(m_izx, ea_zpx), (m_izy, ea_zp), (f_jmp_ind, op16), (pulls, pull_base), (f_brk, irq_vec)], irq_vec);
-    let ptr_base = g.s.select(take_int, int_vec, ptr_instr);
-    let ptr = read_run(&mut g, ptr_base, 3, true);
+    let ptr_base = {
+        // Selects gated by "no interrupt" in the same gate as the mode test.
+        let izx = g.eq_unless(mode, mode_code(AddressingMode::IndexedIndirect), take_int);
+        let izy = g.eq_unless(mode, mode_code(AddressingMode::IndirectIndexed), take_int);
+        let nt = g.not1(take_int);
+        let jind = g.and1(f_jmp_ind, nt);
+        let pull = g.and1(pulls, nt);
+        let nmi = g.and1(take_int, nmi_edge);
+        g.pick(16, &[(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec)], irq_vec)
+    };
+    let ptr = read_run(g, ptr_base, 3, true);
     let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
     let ptr16 = g.word(p0, p1);
-    let (ea_izy, cross_izy) = index(&mut g, p0, p1, y);
+    let (ea_izy, cross_izy) = index(g, ptr16, y);
 
     // ---- level C: the data read at the effective address ----
     let ea = g.pick(
@@ -744,34 +766,44 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         &[(m_zp, ea_zp), (m_zpx, ea_zpx), (m_zpy, ea_zpy), (m_abs, op16), (m_abx, ea_abx), (m_aby, ea_aby), (m_izx, ptr16), (m_izy, ea_izy)],
         op16,
     );
-    let dm = read_run(&mut g, ea, 1, false)[0];
-    let operand = g.pick(8, &[(m_imm, b1), (m_acc, a)], dm);
+    let (dwords, _) = read_banks(g, ea, 1, false);
+    // The operand: the immediate byte, A, or the byte of the bank `ea % 4` names (one select).
+    let operand = {
+        let ea_lo2 = g.s.slice(ea, 0, 2);
+        let reg_mode = g.or1(m_imm, m_acc);
+        let mut cases = vec![(m_imm, b1), (m_acc, a)];
+        for (k, &word) in dwords.iter().enumerate() {
+            let sel = g.eq_unless(ea_lo2, k as u64, reg_mode);
+            cases.push((sel, word));
+        }
+        g.s.one_hot(8, &cases)
+    };
 
     // ---- read-modify-write stage ----
-    let rmw = field(&mut g, ctl::RMW, 3);
+    let rmw = field(g, ctl::RMW, 3);
     let rmw_is = g.one_hot(rmw, 7);
     let shl = g.s.shift_const(ShiftKind::Shl, operand, 1);
     let shr = g.s.shift_const(ShiftKind::Shr, operand, 1);
-    let c7 = {
-        let c8 = g.s.zext(flag_c, 8);
-        g.s.shift_const(ShiftKind::Shl, c8, 7)
+    // ROL and ROR: the old carry in the free bit, as a sum of disjoint bits (one layer, no OR gate).
+    let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
+    let rol = g.s.sum(8, &[t(operand, 1), t(flag_c, 0)], 0);
+    let ror = {
+        let hi7 = g.s.slice(operand, 1, 7);
+        g.s.sum(8, &[t(hi7, 0), t(flag_c, 7)], 0)
     };
-    let c8 = g.s.zext(flag_c, 8);
-    let rol = g.s.or(shl, c8);
-    let ror = g.s.or(shr, c7);
     let inc = g.add_k(operand, 1);
     let dec = g.add_k(operand, 0xFF);
-    let rmw_val = g.s.and_or(8, &[(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)]);
+    let rmw_val = g.s.one_hot(8, &[(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)]);
     let op_b7 = g.bit(operand, 7);
     let op_b0 = g.bit(operand, 0);
     let left = g.or1(rmw_is[1], rmw_is[3]);
     let shift_c = g.s.select(left, op_b7, op_b0);
     // Carry into the ALU: RRA's ADC takes the carry its ROR moved out.
     let is_ror = rmw_is[4];
-    let alu_cin = g.s.select(is_ror, shift_c, flag_c);
+    let alu_cin = g.s.select(is_ror, op_b0, flag_c);
 
     // ---- ALU stage on A and the (modified) operand ----
-    let alu = field(&mut g, ctl::ALU, 4);
+    let alu = field(g, ctl::ALU, 4);
     let alu_is = g.one_hot(alu, 14);
     let o = rmw_val;
     let ax = g.s.and(a, x);
@@ -784,33 +816,31 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let is_cpx = alu_is[Alu::Cpx as usize];
     let is_cpy = alu_is[Alu::Cpy as usize];
     let is_axs = alu_is[Alu::Axs as usize];
+    let is_adc = alu_is[Alu::Adc as usize];
     let compare = g.s.any(&[is_cmp, is_cpx, is_cpy, is_axs]);
     let invert = g.or1(is_sbc, compare);
     let not_o = g.s.not(o);
     let addend = g.s.select(invert, not_o, o);
     let add_left = g.pick(8, &[(is_cpx, x), (is_cpy, y), (is_axs, ax)], a);
     let cin = g.s.select(compare, one, alu_cin);
-    let left9 = g.s.zext(add_left, 9);
-    let addend9 = g.s.zext(addend, 9);
-    let sum9 = g.s.add_c(left9, addend9, cin);
+    let sum9 = g.s.sum(9, &[t(add_left, 0), t(addend, 0), t(cin, 0)], 0);
     let sum = g.s.slice(sum9, 0, 8);
     let sum_c = g.bit(sum9, 8);
+    // Signed overflow: both inputs of one sign, the result of the other.
     let sum_v = {
-        let t1 = g.s.xor(a, addend);
-        let t1n = g.s.not(t1);
-        let t2 = g.s.xor(a, sum);
-        let t = g.s.and(t1n, t2);
-        g.bit(t, 7)
+        let (a7, d7, s7) = (g.bit(a, 7), g.bit(addend, 7), g.bit(sum, 7));
+        let c = g.s.concat(&[a7, d7, s7]);
+        let v1 = g.s.eq_const(c, 0b100);
+        let v2 = g.s.eq_const(c, 0b011);
+        g.or1(v1, v2)
     };
     let alr = g.s.shift_const(ShiftKind::Shr, a_and, 1);
     let arr = {
-        let sh = g.s.shift_const(ShiftKind::Shr, a_and, 1);
-        g.s.or(sh, c7)
+        let hi7 = g.s.slice(a_and, 1, 7);
+        g.s.sum(8, &[t(hi7, 0), t(flag_c, 7)], 0)
     };
-    let is_adc = alu_is[Alu::Adc as usize];
-    let alu_a = g.s.and_or(
-        8,
-        &[
+    let alu_cases = |g: &mut Gates| {
+        vec![
             (alu_is[Alu::Ora as usize], a_or),
             (alu_is[Alu::And as usize], a_and),
             (alu_is[Alu::Eor as usize], a_eor),
@@ -819,61 +849,65 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
             (alu_is[Alu::Anc as usize], a_and),
             (alu_is[Alu::Alr as usize], alr),
             (alu_is[Alu::Arr as usize], arr),
-        ],
-    );
-    let writes_alu_a = g.s.any(&[
-        alu_is[Alu::Ora as usize],
-        alu_is[Alu::And as usize],
-        alu_is[Alu::Eor as usize],
-        is_adc,
-        is_sbc,
-        alu_is[Alu::Anc as usize],
-        alu_is[Alu::Alr as usize],
-        alu_is[Alu::Arr as usize],
-    ]);
+        ]
+        .into_iter()
+        .map(|(s, v)| (g.and1(exec, s), v))
+        .collect::<Vec<_>>()
+    };
 
-    // ---- registers ----
-    let f_load_a = flag(&mut g, Flag::LoadA);
-    let f_load_x = flag(&mut g, Flag::LoadX);
-    let f_load_y = flag(&mut g, Flag::LoadY);
-    let f_rmw_acc = flag(&mut g, Flag::RmwAcc);
-    let f_txa = flag(&mut g, Flag::Txa);
-    let f_tya = flag(&mut g, Flag::Tya);
-    let f_tax = flag(&mut g, Flag::Tax);
-    let f_tay = flag(&mut g, Flag::Tay);
-    let f_tsx = flag(&mut g, Flag::Tsx);
-    let f_txs = flag(&mut g, Flag::Txs);
-    let f_inx = flag(&mut g, Flag::Inx);
-    let f_iny = flag(&mut g, Flag::Iny);
-    let f_dex = flag(&mut g, Flag::Dex);
-    let f_dey = flag(&mut g, Flag::Dey);
+    // ---- the registers' instruction cases (each select is exec AND a decoded flag) ----
+    let f_load_a = flag(g, Flag::LoadA);
+    let f_load_x = flag(g, Flag::LoadX);
+    let f_load_y = flag(g, Flag::LoadY);
+    let f_rmw_acc = flag(g, Flag::RmwAcc);
+    let f_txa = flag(g, Flag::Txa);
+    let f_tya = flag(g, Flag::Tya);
+    let f_tax = flag(g, Flag::Tax);
+    let f_tay = flag(g, Flag::Tay);
+    let f_tsx = flag(g, Flag::Tsx);
+    let f_txs = flag(g, Flag::Txs);
+    let f_inx = flag(g, Flag::Inx);
+    let f_iny = flag(g, Flag::Iny);
+    let f_dex = flag(g, Flag::Dex);
+    let f_dey = flag(g, Flag::Dey);
     let x_inc = g.add_k(x, 1);
     let x_dec = g.add_k(x, 0xFF);
     let y_inc = g.add_k(y, 1);
     let y_dec = g.add_k(y, 0xFF);
-    let a_new = g.pick(8, &[(writes_alu_a, alu_a), (f_load_a, operand), (f_rmw_acc, rmw_val), (f_txa, x), (f_tya, y), (f_pla, p0)], a);
-    let x_new = g.pick(8, &[(f_load_x, operand), (f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (is_axs, sum)], x);
-    let y_new = g.pick(8, &[(f_load_y, operand), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec)], y);
-    let s_delta = field(&mut g, ctl::S_DELTA, 8);
+    let mut a_cases = alu_cases(g);
+    for (f, v) in [(f_load_a, operand), (f_rmw_acc, rmw_val), (f_txa, x), (f_tya, y), (f_pla, p0)] {
+        a_cases.push((when(g, f), v));
+    }
+    let mut x_cases = Vec::new();
+    for (f, v) in [(f_load_x, operand), (f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (is_axs, sum)] {
+        x_cases.push((when(g, f), v));
+    }
+    let mut y_cases = Vec::new();
+    for (f, v) in [(f_load_y, operand), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec)] {
+        y_cases.push((when(g, f), v));
+    }
+    let s_delta = field(g, ctl::S_DELTA, 8);
     let s_moved = g.s.add(sp, s_delta);
-    let s_new = g.s.select(f_txs, x, s_moved);
 
-    // ---- flags ----
-    let nz_src = field(&mut g, ctl::NZ, 4);
+    // ---- flags: N and Z from the value the instruction sets them by, taken straight from its sources ----
+    let nz_src = field(g, ctl::NZ, 4);
     let nz_is = g.one_hot(nz_src, 9);
-    let nz_val = g.s.and_or(
-        8,
-        &[
-            (nz_is[Nz::AluA as usize], alu_a),
+    let nz_val = {
+        let mut cases = vec![
             (nz_is[Nz::Adder as usize], sum),
             (nz_is[Nz::Operand as usize], operand),
             (nz_is[Nz::Rmw as usize], rmw_val),
-            (nz_is[Nz::NewX as usize], x_new),
-            (nz_is[Nz::NewY as usize], y_new),
-            (nz_is[Nz::NewA as usize], a_new),
             (nz_is[Nz::Bit as usize], a_and),
-        ],
-    );
+        ];
+        // AluA: the ALU op's own value; NewX/NewY/NewA: the transfer's or step's source.
+        for (s, v) in alu_cases(g) {
+            cases.push((s, v));
+        }
+        for (f, v) in [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)] {
+            cases.push((f, v));
+        }
+        g.s.one_hot(8, &cases)
+    };
     let nz_keep = nz_is[Nz::Keep as usize];
     let nz_bit = nz_is[Nz::Bit as usize];
     let val_zero = g.s.eq_const(nz_val, 0);
@@ -882,29 +916,28 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let n_calc = g.s.select(nz_bit, o_b7, val_neg);
     let n_new = g.s.select(nz_keep, flag_n, n_calc);
     let z_new = g.s.select(nz_keep, flag_z, val_zero);
-    let c_src = field(&mut g, ctl::C, 3);
+    let c_src = field(g, ctl::C, 3);
     let c_is = g.one_hot(c_src, 8);
     let a_and_b0 = g.bit(a_and, 0);
-    let alu_b7 = g.bit(alu_a, 7);
-    let alu_b6 = g.bit(alu_a, 6);
-    let alu_b5 = g.bit(alu_a, 5);
-    let c_new = g.s.and_or(
+    let (arr_b6, arr_b5) = (g.bit(arr, 6), g.bit(arr, 5));
+    let and_b7 = g.bit(a_and, 7);
+    let c_new = g.s.one_hot(
         1,
         &[
             (c_is[CarrySrc::Keep as usize], flag_c),
             (c_is[CarrySrc::Shift as usize], shift_c),
             (c_is[CarrySrc::Adder as usize], sum_c),
             (c_is[CarrySrc::Set as usize], one),
-            (c_is[CarrySrc::Bit7 as usize], alu_b7),
+            (c_is[CarrySrc::Bit7 as usize], and_b7),
             (c_is[CarrySrc::AndBit0 as usize], a_and_b0),
-            (c_is[CarrySrc::Bit6 as usize], alu_b6),
+            (c_is[CarrySrc::Bit6 as usize], arr_b6),
         ],
     );
-    let v_src = field(&mut g, ctl::V, 3);
+    let v_src = field(g, ctl::V, 3);
     let v_is = g.one_hot(v_src, 5);
     let o_b6 = g.bit(o, 6);
-    let arr_v = g.s.xor(alu_b6, alu_b5);
-    let v_new = g.s.and_or(
+    let arr_v = g.s.xor(arr_b6, arr_b5);
+    let v_new = g.s.one_hot(
         1,
         &[
             (v_is[OverflowSrc::Keep as usize], flag_v),
@@ -913,14 +946,13 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
             (v_is[OverflowSrc::Arr as usize], arr_v),
         ],
     );
-    let f_cli = flag(&mut g, Flag::Cli);
-    let f_sei = flag(&mut g, Flag::Sei);
-    let f_cld = flag(&mut g, Flag::Cld);
-    let f_sed = flag(&mut g, Flag::Sed);
+    let f_cli = flag(g, Flag::Cli);
+    let f_sei = flag(g, Flag::Sei);
+    let f_cld = flag(g, Flag::Cld);
+    let f_sed = flag(g, Flag::Sed);
     let i_set = g.or1(f_sei, f_brk);
-    let i_new = g.pick(1, &[(f_cli, g.zero), (i_set, one)], flag_i);
-    let d_new = g.pick(1, &[(f_cld, g.zero), (f_sed, one)], flag_d);
-    let zero = g.zero;
+    let i_new = g.pick(1, &[(f_cli, zero), (i_set, one)], flag_i);
+    let d_new = g.pick(1, &[(f_cld, zero), (f_sed, one)], flag_d);
     let p_calc = g.s.concat(&[c_new, z_new, i_new, d_new, zero, one, v_new, n_new]);
     let pulled_p = {
         let m = g.k(8, 0xCF);
@@ -928,50 +960,41 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let u = g.k(8, 0x20);
         g.s.or(t, u)
     };
-    let pulled_p_rti = {
-        let m = g.k(8, 0xCF);
-        let t = g.s.and(p0, m);
-        let u = g.k(8, 0x20);
-        g.s.or(t, u)
-    };
-    let p_new = g.pick(8, &[(f_plp, pulled_p), (f_rti, pulled_p_rti)], p_calc);
 
     // ---- program counter ----
-    let len = field(&mut g, ctl::LEN, 2);
+    let len = field(g, ctl::LEN, 2);
     let len16 = g.s.zext(len, 16);
     let pc_seq = g.s.add(pc, len16);
-    let f_branch = flag(&mut g, Flag::Branch);
+    let f_branch = flag(g, Flag::Branch);
     let cond_sel = {
-        let s0 = flag(&mut g, Flag::CondSel0);
-        let s1 = flag(&mut g, Flag::CondSel1);
+        let s0 = flag(g, Flag::CondSel0);
+        let s1 = flag(g, Flag::CondSel1);
         g.s.concat(&[s0, s1])
     };
     let cond_is = g.one_hot(cond_sel, 4);
-    let cond_flag = g.s.and_or(1, &[(cond_is[0], flag_n), (cond_is[1], flag_v), (cond_is[2], flag_c), (cond_is[3], flag_z)]);
-    let cond_value = flag(&mut g, Flag::CondValue);
+    let cond_flag = g.s.one_hot(1, &[(cond_is[0], flag_n), (cond_is[1], flag_v), (cond_is[2], flag_c), (cond_is[3], flag_z)]);
+    let cond_value = flag(g, Flag::CondValue);
     let cond_met = g.s.eq(cond_flag, cond_value);
     let taken = g.and1(f_branch, cond_met);
-    let offset = g.s.sext(b1, 16);
-    let target = g.s.add(pc_seq, offset);
+    // The target of a branch: PC + 2 + the signed offset, as one sum (the offset's sign bit weighs -256).
+    let target = {
+        let lo7 = g.s.slice(b1, 0, 7);
+        let sign = g.bit(b1, 7);
+        g.s.sum(16, &[t(pc, 0), t(lo7, 0), SumTerm { node: sign, shift: 7, neg: true }], 2)
+    };
     let br_cross = {
         let h1 = g.s.slice(pc_seq, 8, 8);
         let h2 = g.s.slice(target, 8, 8);
         g.s.cmp(CmpKind::Ne, h1, h2)
     };
-    let f_jmp_abs = flag(&mut g, Flag::JmpAbs);
-    let f_jsr = flag(&mut g, Flag::Jsr);
+    let f_jmp_abs = flag(g, Flag::JmpAbs);
+    let f_jsr = flag(g, Flag::Jsr);
     let jump_abs = g.or1(f_jmp_abs, f_jsr);
     let rts_target = g.add_k(ptr16, 1);
     let rti_target = g.word(p1, p2);
-    let pc_new = g.pick(
-        16,
-        &[(taken, target), (jump_abs, op16), (f_jmp_ind, ptr16), (f_rts, rts_target), (f_rti, rti_target), (f_brk, ptr16)],
-        pc_seq,
-    );
-
 
     // ---- cycles ----
-    let base_cyc = field(&mut g, ctl::CYCLES, 4);
+    let base_cyc = field(g, ctl::CYCLES, 4);
     let read_op = g.s.bit(cw, ctl::READ_OP);
     let crossed = {
         let t1 = g.and1(m_abx, cross_abx);
@@ -981,18 +1004,17 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         g.and1(any, read_op)
     };
     let br_far = g.and1(taken, br_cross);
-    let term = |node: NodeId| SumTerm { node, shift: 0, neg: false };
-    let cyc_exec = g.s.sum(32, &[term(cyc), term(base_cyc), term(crossed), term(taken), term(br_far)], 0);
+    let cyc_exec = g.s.sum(32, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
     let cyc_int = g.add_k(cyc, 7);
 
     // ---- stores, read-modify-writes and pushes: one write run ----
-    let f_store = flag(&mut g, Flag::Store);
-    let f_store_x = flag(&mut g, Flag::StoreX);
-    let f_store_y = flag(&mut g, Flag::StoreY);
-    let f_store_ax = flag(&mut g, Flag::StoreAx);
-    let f_rmw_mem = flag(&mut g, Flag::RmwMem);
-    let f_pha = flag(&mut g, Flag::Pha);
-    let f_php = flag(&mut g, Flag::Php);
+    let f_store = flag(g, Flag::Store);
+    let f_store_x = flag(g, Flag::StoreX);
+    let f_store_y = flag(g, Flag::StoreY);
+    let f_store_ax = flag(g, Flag::StoreAx);
+    let f_rmw_mem = flag(g, Flag::RmwMem);
+    let f_pha = flag(g, Flag::Pha);
+    let f_php = flag(g, Flag::Php);
     let store_val = g.pick(8, &[(f_store_x, x), (f_store_y, y), (f_store_ax, ax)], a);
     let mut diverted = Vec::new();
     let mut port_writes = Vec::new();
@@ -1019,7 +1041,6 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
             g.and1(w, nd)
         }
     };
-    let ea_data = g.s.select(f_store, store_val, rmw_val);
     let pushed_p = {
         let bu = g.k(8, 0x30);
         g.s.or(p, bu)
@@ -1030,75 +1051,92 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let pc_lo = g.s.slice(pc, 0, 8);
     let pc_hi = g.s.slice(pc, 8, 8);
     let jsr_brk = g.or1(f_jsr, f_brk);
-    let w0_exec = g.s.and_or(8, &[(ea_write, ea_data), (f_pha, a), (f_php, pushed_p), (jsr_brk, ret_hi)]);
-    let w1_exec = g.s.and_or(8, &[(jsr_brk, ret_lo)]);
-    let w2_exec = g.s.and_or(8, &[(f_brk, pushed_p)]);
-    let w0 = g.s.select(take_int, pc_hi, w0_exec);
-    let w1 = g.s.select(take_int, pc_lo, w1_exec);
-    let w2 = g.s.select(take_int, p, w2_exec);
-    let one_byte = g.s.any(&[ea_write, f_pha, f_php]);
-    let count_exec = {
-        let c1 = g.k(2, 1);
-        let c2 = g.k(2, 2);
-        let c3 = g.k(2, 3);
-        let c0 = g.k(2, 0);
-        g.pick(2, &[(one_byte, c1), (f_jsr, c2), (f_brk, c3)], c0)
+    let (st_store, st_rmw) = {
+        let nt = g.not1(take_int);
+        let s1 = g.and1(f_store, nt);
+        let s2 = g.and1(f_rmw_mem, nt);
+        (s1, s2)
     };
-    let three = g.k(2, 3);
-    let count = g.s.select(take_int, three, count_exec);
+    let nt = g.not1(take_int);
+    let pha = g.and1(f_pha, nt);
+    let php = g.and1(f_php, nt);
+    let jsr_brk_i = g.and1(jsr_brk, nt);
+    let brk_i = g.and1(f_brk, nt);
+    let w0 = g.s.one_hot(8, &[(st_store, store_val), (st_rmw, rmw_val), (pha, a), (php, pushed_p), (jsr_brk_i, ret_hi), (take_int, pc_hi)]);
+    let w1 = g.s.one_hot(8, &[(jsr_brk_i, ret_lo), (take_int, pc_lo)]);
+    let w2 = g.s.one_hot(8, &[(brk_i, pushed_p), (take_int, p)]);
+    let one_byte = g.s.any(&[ea_write, f_pha, f_php]);
+    let count = {
+        let (c1, c2, c3, c0) = (g.k(2, 1), g.k(2, 2), g.k(2, 3), g.k(2, 0));
+        let jsr = g.and1(f_jsr, nt);
+        let brk_or_int = g.or1(brk_i, take_int);
+        let one_b = g.and1(one_byte, nt);
+        g.pick(2, &[(one_b, c1), (jsr, c2), (brk_or_int, c3)], c0)
+    };
     let stack_base = g.word(sp, one8);
     let push_base = {
         let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, take_int]);
-        g.s.select(pushes, stack_base, ea)
+        let pe = g.not1(pushes);
+        g.s.one_hot(16, &[(pushes, stack_base), (pe, ea)])
     };
     let write_en = g.or1(exec, take_int);
-    drop(g);
-    write_run(&mut b, push_base, [w0, w1, w2], count, write_en);
-    let mut g = Gates::new(&mut b);
+    write_run(g, push_base, [w0, w1, w2], count, write_en);
 
     // ---- the boot step: registers from INIT ----
     let init = |g: &mut Gates, row: u64| {
         let r = g.k(4, row);
         g.s.load(mem::INIT, 8, r)
     };
-    let i_pcl = init(&mut g, init_row::PC_LO);
-    let i_pch = init(&mut g, init_row::PC_HI);
+    let i_pcl = init(g, init_row::PC_LO);
+    let i_pch = init(g, init_row::PC_HI);
     let i_pc = g.word(i_pcl, i_pch);
-    let i_a = init(&mut g, init_row::A);
-    let i_x = init(&mut g, init_row::X);
-    let i_y = init(&mut g, init_row::Y);
-    let i_s = init(&mut g, init_row::S);
-    let i_p_raw = init(&mut g, init_row::P);
+    let i_a = init(g, init_row::A);
+    let i_x = init(g, init_row::X);
+    let i_y = init(g, init_row::Y);
+    let i_s = init(g, init_row::S);
+    let i_p_raw = init(g, init_row::P);
     let i_p = {
         let m = g.k(8, 0xCF);
         let t = g.s.and(i_p_raw, m);
         let u = g.k(8, 0x20);
         g.s.or(t, u)
     };
-    let i_cyc_bytes: Vec<NodeId> = (0..4).map(|k| init(&mut g, init_row::CYC + k)).collect();
+    let i_cyc_bytes: Vec<NodeId> = (0..4).map(|k| init(g, init_row::CYC + k)).collect();
     let i_cyc = g.s.concat(&i_cyc_bytes);
 
-    // ---- next values: boot, interrupt, instruction, else (a fault, a stop) keep ----
-    let keeps = {
-        let any = g.s.any(&[booting, take_int, exec]);
-        g.not1(any)
+    // ---- next values: one select each over boot, interrupt, the instruction's cases, else keep ----
+    let next = |g: &mut Gates, w: u32, boot: NodeId, int: Option<NodeId>, cases: Vec<(NodeId, NodeId)>, keep: NodeId| {
+        let mut all = vec![(booting, boot)];
+        all.extend(int.map(|v| (take_int, v)));
+        all.extend(cases);
+        g.pick(w, &all, keep)
     };
-    let fin = |g: &mut Gates, w: u32, boot: NodeId, int: NodeId, ex: NodeId, keep: NodeId| {
-        g.s.and_or(w, &[(booting, boot), (take_int, int), (exec, ex), (keeps, keep)])
+    // Instruction cases whose default is a computed value: (exec AND NOT any special) selects the default.
+    let with_default = |g: &mut Gates, cases: Vec<(NodeId, NodeId)>, default: NodeId| {
+        let sels: Vec<NodeId> = cases.iter().map(|c| c.0).collect();
+        let any = g.s.any(&sels);
+        let c = g.s.concat(&[exec, any]);
+        let plain = g.s.eq_const(c, 0b01);
+        let mut out: Vec<(NodeId, NodeId)> = cases.into_iter().map(|(s, v)| (g.and1(exec, s), v)).collect();
+        out.push((plain, default));
+        out
     };
+    let pc_cases = with_default(g, vec![(taken, target), (jump_abs, op16), (f_jmp_ind, ptr16), (f_rts, rts_target), (f_rti, rti_target), (f_brk, ptr16)], pc_seq);
+    let pc_next = next(g, 16, i_pc, Some(ptr16), pc_cases, pc);
+    let a_next = next(g, 8, i_a, None, a_cases, a);
+    let x_next = next(g, 8, i_x, None, x_cases, x);
+    let y_next = next(g, 8, i_y, None, y_cases, y);
     let s_int = g.add_k(sp, 0xFD);
+    let s_cases = with_default(g, vec![(f_txs, x)], s_moved);
+    let s_next = next(g, 8, i_s, Some(s_int), s_cases, sp);
     let p_int = {
         let i = g.k(8, 0x04);
         g.s.or(p, i)
     };
-    let ptr16_int = ptr16;
-    let pc_next = fin(&mut g, 16, i_pc, ptr16_int, pc_new, pc);
-    let a_next = fin(&mut g, 8, i_a, a, a_new, a);
-    let x_next = fin(&mut g, 8, i_x, x, x_new, x);
-    let y_next = fin(&mut g, 8, i_y, y, y_new, y);
-    let s_next = fin(&mut g, 8, i_s, s_int, s_new, sp);
-    let p_next = fin(&mut g, 8, i_p, p_int, p_new, p);
-    let cyc_next = fin(&mut g, 32, i_cyc, cyc_int, cyc_exec, cyc);
+    let pulls_p = g.or1(f_plp, f_rti);
+    let p_cases = with_default(g, vec![(pulls_p, pulled_p)], p_calc);
+    let p_next = next(g, 8, i_p, Some(p_int), p_cases, p);
+    let cyc_next = next(g, 32, i_cyc, Some(cyc_int), vec![(exec, cyc_exec)], cyc);
     let stop = match exits {
         Some(e) => g.or1(fault, e),
         None => fault,
@@ -1115,8 +1153,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let old = g.and1(valid, flag_i);
         g.s.concat(&[valid, old])
     };
-    let one_bit = g.one;
-    let s = g.s;
+    let s = &mut *g.s;
     s.set_next(reg::PC, pc_next);
     s.set_next(reg::A, a_next);
     s.set_next(reg::X, x_next);
@@ -1125,7 +1162,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     s.set_next(reg::P, p_next);
     s.set_next(reg::CYC, cyc_next);
     s.set_next(reg::BUSY, busy_next);
-    s.set_next(reg::RUN, one_bit);
+    s.set_next(reg::RUN, one);
     s.set_next(reg::NMI_LEVEL, nmi_in);
     s.set_next(reg::POLL_I, poll_next);
 

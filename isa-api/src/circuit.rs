@@ -91,6 +91,12 @@ pub enum Op {
     /// AND-OR select: the OR over cases of `sel ? value : 0` (`sel` 1 bit, `value` of the node width). With
     /// one-hot selects this is a parallel multiplexer (two layers however many cases).
     AndOr { cases: Vec<(NodeId, NodeId)> },
+    /// A one-hot select: the value of the case whose select is 1, or 0 when none is. The circuit promises
+    /// that at most one select is 1 at a time; the weaver then computes it in ONE threshold layer (each bit
+    /// is the sum of the cases' `select AND bit`, exact because at most one term is on), where `AndOr` takes
+    /// two. Where the promise is broken the reference evaluator gives the OR of the selected values and the
+    /// woven network something else, which a lockstep check reports.
+    OneHot { cases: Vec<(NodeId, NodeId)> },
     /// A multi-operand sum `konst + Σ ±(x << shift)` modulo 2^width, each operand zero-extended (any widths).
     /// The weaver computes it as one weighted sum (as deep as one add of the node width), where a chain of
     /// `Add`/`Sub` nodes would take one sum per node: e.g. `x - 5·d` is `[(x, 0, +), (d, 0, -), (d, 2, -)]`.
@@ -177,7 +183,7 @@ impl Op {
             Op::Mux { sel, if0, if1 } => vec![*sel, *if0, *if1],
             Op::Concat { parts } => parts.clone(),
             Op::Lookup { index, .. } => vec![*index],
-            Op::AndOr { cases } => cases.iter().flat_map(|(s, v)| [*s, *v]).collect(),
+            Op::AndOr { cases } | Op::OneHot { cases } => cases.iter().flat_map(|(s, v)| [*s, *v]).collect(),
             Op::Sum { terms, .. } => terms.iter().map(|t| t.node).collect(),
         }
     }
@@ -286,6 +292,10 @@ impl CircuitBuilder {
     /// OR over `(sel, value)` cases of `sel ? value : 0`.
     pub fn and_or(&mut self, width: u32, cases: &[(NodeId, NodeId)]) -> NodeId {
         self.node(width, Op::AndOr { cases: cases.to_vec() })
+    }
+    /// A one-hot select over `(sel, value)` cases ([`Op::OneHot`]): at most one `sel` may be 1.
+    pub fn one_hot(&mut self, width: u32, cases: &[(NodeId, NodeId)]) -> NodeId {
+        self.node(width, Op::OneHot { cases: cases.to_vec() })
     }
     /// Set register `reg`'s next value.
     pub fn set_next(&mut self, reg: u32, value: NodeId) {

@@ -98,7 +98,7 @@ pub fn eval_nodes(m: &MachineDesc, state: &MachineState) -> Vec<u64> {
                 (p >> w) as u64
             }
             Op::Lookup { table, index } => table.get(g(index) as usize).copied().unwrap_or(0),
-            Op::AndOr { cases } => cases.iter().filter(|(s, _)| val[*s as usize] & 1 == 1).fold(0, |a, (_, v)| a | val[*v as usize]),
+            Op::AndOr { cases } | Op::OneHot { cases } => cases.iter().filter(|(s, _)| val[*s as usize] & 1 == 1).fold(0, |a, (_, v)| a | val[*v as usize]),
             Op::Sum { terms, konst } => terms.iter().fold(*konst, |acc, t| {
                 let x = if t.shift >= 64 { 0 } else { val[t.node as usize] << t.shift };
                 if t.neg { acc.wrapping_sub(x) } else { acc.wrapping_add(x) }

@@ -326,9 +326,9 @@ impl MachineDesc {
                         return Err(e(format!("constant {konst} does not fit {} bits", n.width)));
                     }
                 }
-                Op::AndOr { cases } => {
+                Op::AndOr { cases } | Op::OneHot { cases } => {
                     if cases.is_empty() || cases.iter().any(|(s, v)| w(*s) != 1 || w(*v) != n.width) {
-                        return Err(e("and_or takes at least one case of a 1-bit select and a value of the result width".into()));
+                        return Err(e("and_or / one_hot takes at least one case of a 1-bit select and a value of the result width".into()));
                     }
                 }
                 Op::Lookup { table, index } => {

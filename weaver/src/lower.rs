@@ -327,6 +327,16 @@ impl<'a> Lower<'a> {
                 }
                 out
             }
+            // At most one select is on (the circuit's promise): each bit is Σ_k [sel_k + v_k ≥ 2], one layer.
+            Op::OneHot { cases } => {
+                let cases: Vec<(Sig, Vec<Sig>)> = cases.iter().map(|(s, v)| (w(s)[0], w(v))).collect();
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let terms: Vec<(Vec<(Sig, i64)>, i64, i64)> = cases.iter().map(|(s, v)| (vec![(*s, 1), (v[i], 1)], -2, 1)).collect();
+                    out.push(self.net.gate(&format!("{nm}.bit{i}"), &terms, 0)?);
+                }
+                out
+            }
             // konst + Σ ±(x << shift) mod 2^n as one weighted sum; -(x << s) = Σ_i 2^(i+s)·¬x_i - 2^s·(2^|x| - 1).
             Op::Sum { terms, konst } => {
                 let modulus = 1u128 << n;

@@ -88,6 +88,14 @@ fn binary_ops() -> Vec<(&'static str, OpFn)> {
             let s1 = b.bit(x, 0);
             b.and_or(b.width(x), &[(s0, x), (s1, y)])
         }),
+        // Exclusive selects (x0 AND NOT y0, y0 AND NOT x0), and none when x0 = y0: one layer in the weaver.
+        ("one_hot", |b, x, y| {
+            let (x0, y0) = (b.bit(x, 0), b.bit(y, 0));
+            let (nx0, ny0) = (b.not(x0), b.not(y0));
+            let s0 = b.and(x0, ny0);
+            let s1 = b.and(y0, nx0);
+            b.one_hot(b.width(x), &[(s0, x), (s1, y)])
+        }),
         ("add_carry_out", |b, x, y| {
             let w = b.width(x);
             let (xe, ye) = (b.zext(x, w + 1), b.zext(y, w + 1));
