@@ -246,6 +246,9 @@ enum Flag {
     Rti,
     Brk,
     Unsupported,
+    /// SHY / SHX: the stored register is ANDed with the base address's high byte + 1, which also replaces the
+    /// address's high byte when the index crosses a page.
+    StoreHigh,
     /// Branch condition: which flag (2 bits: N, V, C, Z) and its value when taken.
     CondSel0,
     CondSel1,
@@ -319,10 +322,9 @@ enum Access {
 fn access_kind(m: Mnemonic) -> Access {
     use Mnemonic::*;
     match m {
-        Nop | Lda | Ldx | Ldy | Lax | Adc | Sbc | And | Ora | Eor | Cmp | Cpx | Cpy | Bit | Anc | Alr | Arr | Axs => {
-            Access::Read
-        }
-        Sta | Stx | Sty | Sax => Access::Write,
+        Nop | Lda | Ldx | Ldy | Lax | Lxa | Adc | Sbc | And | Ora | Eor | Cmp | Cpx | Cpy | Bit | Anc | Alr | Arr
+        | Axs => Access::Read,
+        Sta | Stx | Sty | Sax | Shy | Shx => Access::Write,
         Asl | Lsr | Rol | Ror | Inc | Dec | Slo | Rla | Sre | Rra | Dcp | Isc => Access::Modify,
         _ => Access::Other,
     }
@@ -370,7 +372,7 @@ fn control_words(code: u8) -> (u64, u64) {
     let nz = match m {
         Ora | And | Eor | Adc | Sbc | Anc | Alr | Arr | Slo | Rla | Sre | Rra | Isc => Nz::AluA,
         Cmp | Cpx | Cpy | Axs | Dcp => Nz::Adder,
-        Lda | Ldx | Ldy | Lax => Nz::Operand,
+        Lda | Ldx | Ldy | Lax | Lxa => Nz::Operand,
         Asl | Lsr | Rol | Ror | Inc | Dec => Nz::Rmw,
         Tax | Tsx | Inx | Dex => Nz::NewX,
         Tay | Iny | Dey => Nz::NewY,
@@ -414,9 +416,19 @@ fn control_words(code: u8) -> (u64, u64) {
         Lda => f(Flag::LoadA),
         Ldx => f(Flag::LoadX),
         Ldy => f(Flag::LoadY),
-        Lax => {
+        Lax | Lxa => {
             f(Flag::LoadA);
             f(Flag::LoadX);
+        }
+        Shy => {
+            f(Flag::Store);
+            f(Flag::StoreY);
+            f(Flag::StoreHigh);
+        }
+        Shx => {
+            f(Flag::Store);
+            f(Flag::StoreX);
+            f(Flag::StoreHigh);
         }
         Sta => f(Flag::Store),
         Stx => {
@@ -1015,7 +1027,24 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let f_rmw_mem = flag(g, Flag::RmwMem);
     let f_pha = flag(g, Flag::Pha);
     let f_php = flag(g, Flag::Php);
-    let store_val = g.pick(8, &[(f_store_x, x), (f_store_y, y), (f_store_ax, ax)], a);
+    let f_store_high = flag(g, Flag::StoreHigh);
+    let store_val = {
+        // SHY / SHX store the register AND (the base's high byte + 1).
+        let hi1 = g.add_k(b2, 1);
+        let (xh, yh) = (g.s.and(x, hi1), g.s.and(y, hi1));
+        let c = g.s.concat(&[f_store_x, f_store_y, f_store_high]);
+        let (sx, sy, shx, shy) = (g.s.eq_const(c, 0b001), g.s.eq_const(c, 0b010), g.s.eq_const(c, 0b101), g.s.eq_const(c, 0b110));
+        g.pick(8, &[(sx, x), (sy, y), (f_store_ax, ax), (shx, xh), (shy, yh)], a)
+    };
+    // Where a page-crossing SHY / SHX writes: the stored value is the address's high byte.
+    let sh_cross = {
+        let crossed = g.s.one_hot(1, &[(m_abx, cross_abx), (m_aby, cross_aby)]);
+        g.and1(f_store_high, crossed)
+    };
+    let ea_sh = {
+        let lo = g.s.slice(ea, 0, 8);
+        g.word(lo, store_val)
+    };
     let mut diverted = Vec::new();
     let mut port_writes = Vec::new();
     let mut exits = None;
@@ -1076,8 +1105,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let stack_base = g.word(sp, one8);
     let push_base = {
         let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, take_int]);
-        let pe = g.not1(pushes);
-        g.s.one_hot(16, &[(pushes, stack_base), (pe, ea)])
+        let c = g.s.concat(&[pushes, sh_cross]);
+        let (plain, high) = (g.s.eq_const(c, 0b00), g.s.eq_const(c, 0b10));
+        g.s.one_hot(16, &[(pushes, stack_base), (plain, ea), (high, ea_sh)])
     };
     let write_en = g.or1(exec, take_int);
     write_run(g, push_base, [w0, w1, w2], count, write_en);

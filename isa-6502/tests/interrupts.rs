@@ -167,7 +167,7 @@ fn decimal_flag_is_stored_but_adc_and_sbc_stay_binary() {
 #[test]
 fn jam_and_unstable_opcodes_fault_naming_opcode_and_address_and_change_nothing() {
     for (opcode, mnemonic) in
-        [(0x02, Mnemonic::Jam), (0xF2, Mnemonic::Jam), (0x8B, Mnemonic::Xaa), (0xBB, Mnemonic::Las)]
+        [(0x02, Mnemonic::Jam), (0xF2, Mnemonic::Jam), (0x8B, Mnemonic::Xaa), (0xBB, Mnemonic::Las), (0x9F, Mnemonic::Ahx)]
     {
         let mut ram = machine(&[0xEA, opcode]);
         let mut cpu = Cpu::power_on(&mut ram);

@@ -1,0 +1,69 @@
+//! The 2A03 through the `loom` verbs: `loom run configs/6502-flat.toml` (the demo, woven and decoded on the
+//! incremental executor), a raw binary with `--load-at` / `--pc`, `loom lockstep` (the reference evaluator and the
+//! interpreter), and clear errors for bad programs and flags.
+
+mod common;
+use common::*;
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = loom().current_dir(repo()).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+#[test]
+fn the_demo_runs_and_locksteps() {
+    let (code, stdout, stderr) = run(&["run", "configs/6502-flat.toml", "--no-progress"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.as_bytes(), isa_6502::front::DEMO_OUTPUT, "{stderr}");
+    let (code, stdout, stderr) = run(&["lockstep", "configs/6502-flat.toml"]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("3099 instructions compared") && stdout.contains(", 0 programs disagreeing"), "{stdout}");
+}
+
+#[test]
+fn a_raw_binary_at_load_at_and_pc() {
+    // At $0300, entered at $0302: LDX #$05; (entry) LDA #'A'; STA $F001; INX; TXA; ... then STA $F002 (exit 7).
+    // $0300: A2 05          LDX #5 (skipped: entry is $0302)
+    // $0302: A9 48 8D 01 F0 LDA #'H'; STA $F001
+    // $0307: A9 69 8D 01 F0 LDA #'i'; STA $F001
+    // $030C: A9 07 8D 02 F0 LDA #7;   STA $F002
+    let prog = [0xA2, 0x05, 0xA9, 0x48, 0x8D, 0x01, 0xF0, 0xA9, 0x69, 0x8D, 0x01, 0xF0, 0xA9, 0x07, 0x8D, 0x02, 0xF0];
+    let dir = scratch("mos6502-raw");
+    let bin = dir.join("hi.bin");
+    std::fs::write(&bin, prog).unwrap();
+    let (code, stdout, stderr) = run(&["run", "configs/6502-flat.toml", bin.to_str().unwrap(), "--load-at", "0x0300", "--pc", "$0302", "--no-progress"]);
+    assert_eq!((code, stdout.as_str()), (Some(7), "Hi"), "{stderr}");
+    let (code, stdout, _) = run(&["lockstep", "configs/6502-flat.toml", bin.to_str().unwrap(), "--load-at", "768", "--pc", "770"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("total: 6 instructions compared"), "{stdout}");
+}
+
+#[test]
+fn bad_programs_and_flags_are_named() {
+    let dir = scratch("mos6502-bad");
+    let mut mmc1 = b"NES\x1a\x02\x01\x10\x00".to_vec();
+    mmc1.resize(16 + 0x8000, 0);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("mmc1.nes", mmc1, "mapper 1 is not supported"),
+        ("short.nes", b"NES\x1a\x02\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00abc".to_vec(), "the file ends before its 32 KiB of PRG ROM"),
+        ("big.bin", vec![0xEA; 0x1000], "run past the end of the 64 KiB address space"),
+    ];
+    for (name, bytes, needle) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let extra: &[&str] = if name == "big.bin" { &["--load-at", "0xF800"] } else { &[] };
+        let mut args = vec!["run", "configs/6502-flat.toml", p.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(needle), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // A machine key another machine does not take is refused by name.
+    let (code, _, stderr) = run(&["run", "configs/acc8.toml", "--load-at", "0x10"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("load_at"), "{stderr}");
+    let (code, _, stderr) = run(&["run", "configs/6502-flat.toml", "--pc", "0x1_0000_0000_0000_0000"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is not an address"), "{stderr}");
+}
