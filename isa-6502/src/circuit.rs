@@ -47,6 +47,9 @@ pub struct Mos6502Options {
     pub console: Option<u16>,
     /// A store to this address ends the program with the stored byte as exit status (port `EXIT`).
     pub exit: Option<u16>,
+    /// The NES memory map instead of a flat one: RAM mirrored through $1FFF, the PPU ($2000-$3FFF) and APU/IO
+    /// ($4000-$401F) registers as IO ranges, the PRG ROM ($8000-$FFFF) read-only.
+    pub nes: bool,
 }
 
 /// Register indices, in the description's order.
@@ -74,7 +77,13 @@ pub mod mem {
 pub mod input {
     pub const NMI: u32 = 0;
     pub const IRQ: u32 = 1;
+    /// NES map: the host's answer to the IO read the machine requested on port `IO_READ`.
+    pub const IO_DATA: u32 = 2;
 }
+
+/// `BUSY` while an instruction waits for the host's answer to an IO read (NES map): the next step runs it
+/// with the answer as its operand.
+pub const BUSY_IO_WAIT: u64 = 2;
 
 /// Rows of `INIT`: where the boot step finds each register.
 pub mod init_row {
@@ -338,7 +347,7 @@ fn control_words(code: u8) -> (u64, u64) {
     let mut w = mode_code(mode) << ctl::MODE;
     w |= base_cycles(m, mode) << ctl::CYCLES;
     w |= u64::from(op.byte_len()) << ctl::LEN;
-    if access_kind(m) == Access::Read && mode != AddressingMode::Immediate {
+    if access_kind(m) == Access::Read && !matches!(mode, AddressingMode::Immediate | AddressingMode::Implied) {
         w |= 1 << ctl::READ_OP;
     }
     let acc = mode == AddressingMode::Accumulator;
@@ -649,6 +658,11 @@ fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, ena
     }
 }
 
+/// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
+pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
+    opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
+}
+
 /// The machine description of the 2A03 with `opts`' console and exit addresses.
 pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let mut b = CircuitBuilder::new();
@@ -691,16 +705,16 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let hits: Vec<NodeId> = ok.iter().map(|&v| g.s.eq_const(c, v)).collect();
         g.s.any(&hits)
     };
-    let active = {
-        let c = g.s.concat(&[run, stopping]);
-        g.s.eq_const(c, 0b01)
-    };
+    // NES map: an instruction waiting for an IO answer finishes before any interrupt.
+    let waiting = if opts.nes { g.s.eq_const(busy, BUSY_IO_WAIT) } else { zero };
     let int_any = g.or1(nmi_edge, irq_take);
-    let take_int = g.and1(active, int_any);
-    // Not booting, not stopping, no interrupt: the step runs an instruction (or faults on it).
-    let instr = {
-        let c = g.s.concat(&[run, stopping, nmi_edge, irq_take]);
-        g.s.eq_const(c, 0b0001)
+    let (take_int, instr) = {
+        // bits: run, stopping, an interrupt, waiting.
+        let c = g.s.concat(&[run, stopping, int_any, waiting]);
+        let take = g.s.eq_const(c, 0b0101);
+        // Not booting, not stopping, no interrupt (or waiting): the step runs an instruction (or faults on it).
+        let runs: Vec<NodeId> = [0b0001, 0b1001, 0b1101].iter().map(|&v| g.s.eq_const(c, v)).collect();
+        (take, g.s.any(&runs))
     };
 
     // ---- level A: fetch the opcode and two operand bytes ----
@@ -778,15 +792,39 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         &[(m_zp, ea_zp), (m_zpx, ea_zpx), (m_zpy, ea_zpy), (m_abs, op16), (m_abx, ea_abx), (m_aby, ea_aby), (m_izx, ptr16), (m_izy, ea_izy)],
         op16,
     );
-    let (dwords, _) = read_banks(g, ea, 1, false);
-    // The operand: the immediate byte, A, or the byte of the bank `ea % 4` names (one select).
+    // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
+    let (ea_mem, io, rom) = if opts.nes {
+        let hi3 = g.s.slice(ea, 13, 3);
+        let in_ram = g.s.eq_const(hi3, 0);
+        let not_ram = g.not1(in_ram);
+        let low = g.s.slice(ea, 0, 11);
+        let z5 = g.k(5, 0);
+        let ea_ram = g.s.concat(&[low, z5]);
+        let ea_mem = g.s.one_hot(16, &[(in_ram, ea_ram), (not_ram, ea)]);
+        let is_ppu = g.s.eq_const(hi3, 1);
+        let top = g.s.slice(ea, 5, 11);
+        let is_apu = g.s.eq_const(top, 0x4000 >> 5);
+        (ea_mem, g.or1(is_ppu, is_apu), g.bit(ea, 15))
+    } else {
+        (ea, zero, zero)
+    };
+    let (dwords, _) = read_banks(g, ea_mem, 1, false);
+    // The operand: the immediate byte, A, the host's IO answer, or the byte of the bank `ea % 4` names (one
+    // select).
+    let reg_mode = g.or1(m_imm, m_acc);
     let operand = {
         let ea_lo2 = g.s.slice(ea, 0, 2);
-        let reg_mode = g.or1(m_imm, m_acc);
+        let veto = g.or1(reg_mode, io);
         let mut cases = vec![(m_imm, b1), (m_acc, a)];
         for (k, &word) in dwords.iter().enumerate() {
-            let sel = g.eq_unless(ea_lo2, k as u64, reg_mode);
+            let sel = g.eq_unless(ea_lo2, k as u64, veto);
             cases.push((sel, word));
+        }
+        if opts.nes {
+            let io_data = g.s.input(input::IO_DATA, 8);
+            let nr = g.not1(reg_mode);
+            let sel = g.and1(io, nr);
+            cases.push((sel, io_data));
         }
         g.s.one_hot(8, &cases)
     };
@@ -1028,6 +1066,20 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let f_pha = flag(g, Flag::Pha);
     let f_php = flag(g, Flag::Php);
     let f_store_high = flag(g, Flag::StoreHigh);
+    // NES map: an instruction that reads an IO register first asks the host (port IO_READ) and changes
+    // nothing else (a stall); the next step, waiting, runs it with the answer.
+    let stall = if opts.nes {
+        let read_op = g.s.bit(cw, ctl::READ_OP);
+        let reads = g.or1(read_op, f_rmw_mem);
+        let c = g.s.concat(&[exec, io, reads, waiting]);
+        g.s.eq_const(c, 0b0111)
+    } else {
+        zero
+    };
+    let go = {
+        let ns = g.not1(stall);
+        g.and1(exec, ns)
+    };
     let store_val = {
         // SHY / SHX store the register AND (the base's high byte + 1).
         let hi1 = g.add_k(b2, 1);
@@ -1052,7 +1104,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         if let Some(addr) = addr {
             let hit = g.s.eq_const(ea, u64::from(addr));
             let st = g.and1(f_store, hit);
-            let en = g.and1(exec, st);
+            let en = g.and1(go, st);
             diverted.push(st);
             port_writes.push((kind, en));
             if kind == 2 {
@@ -1060,15 +1112,18 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
             }
         }
     }
+    // Stores and read-modify-writes reach memory unless diverted to a port, an IO register or ROM.
+    let writes_ea = g.or1(f_store, f_rmw_mem);
     let ea_write = {
-        let w = g.or1(f_store, f_rmw_mem);
-        if diverted.is_empty() {
-            w
-        } else {
-            let d = g.s.any(&diverted);
-            let nd = g.not1(d);
-            g.and1(w, nd)
-        }
+        diverted.push(io);
+        diverted.push(rom);
+        let d = g.s.any(&diverted);
+        let nd = g.not1(d);
+        g.and1(writes_ea, nd)
+    };
+    let io_write = {
+        let t = g.and1(writes_ea, io);
+        g.and1(go, t)
     };
     let pushed_p = {
         let bu = g.k(8, 0x30);
@@ -1107,9 +1162,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, take_int]);
         let c = g.s.concat(&[pushes, sh_cross]);
         let (plain, high) = (g.s.eq_const(c, 0b00), g.s.eq_const(c, 0b10));
-        g.s.one_hot(16, &[(pushes, stack_base), (plain, ea), (high, ea_sh)])
+        g.s.one_hot(16, &[(pushes, stack_base), (plain, ea_mem), (high, ea_sh)])
     };
-    let write_en = g.or1(exec, take_int);
+    let write_en = g.or1(go, take_int);
     write_run(g, push_base, [w0, w1, w2], count, write_en);
 
     // ---- the boot step: registers from INIT ----
@@ -1171,17 +1226,38 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         Some(e) => g.or1(fault, e),
         None => fault,
     };
-    let busy_next = {
-        let b255 = g.k(8, BUSY_STOPPING);
-        let b1 = g.k(8, 1);
-        let b0 = g.k(8, 0);
-        g.pick(8, &[(stop, b255), (booting, b1)], b0)
-    };
     let poll_next = {
         let sets = g.s.any(&[f_cli, f_sei, f_plp]);
         let valid = g.and1(exec, sets);
         let old = g.and1(valid, flag_i);
         g.s.concat(&[valid, old])
+    };
+    let busy_next = {
+        let b255 = g.k(8, BUSY_STOPPING);
+        let b1 = g.k(8, 1);
+        let b0 = g.k(8, 0);
+        let bw = g.k(8, BUSY_IO_WAIT);
+        g.pick(8, &[(stop, b255), (booting, b1), (stall, bw)], b0)
+    };
+    // A stall keeps every register (BUSY aside); so does a waiting step keep the NMI line's last level.
+    let (pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next, poll_next, nmi_next) = if opts.nes {
+        let ns = g.not1(stall);
+        let hold = |g: &mut Gates, w: u32, keep: NodeId, next: NodeId| g.s.one_hot(w, &[(stall, keep), (ns, next)]);
+        let nw = g.not1(waiting);
+        let nmi_next = g.s.one_hot(1, &[(waiting, nmi_level), (nw, nmi_in)]);
+        (
+            hold(g, 16, pc, pc_next),
+            hold(g, 8, a, a_next),
+            hold(g, 8, x, x_next),
+            hold(g, 8, y, y_next),
+            hold(g, 8, sp, s_next),
+            hold(g, 8, p, p_next),
+            hold(g, 32, cyc, cyc_next),
+            hold(g, 2, poll_i, poll_next),
+            nmi_next,
+        )
+    } else {
+        (pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next, poll_next, nmi_in)
     };
     let s = &mut *g.s;
     s.set_next(reg::PC, pc_next);
@@ -1193,7 +1269,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     s.set_next(reg::CYC, cyc_next);
     s.set_next(reg::BUSY, busy_next);
     s.set_next(reg::RUN, one);
-    s.set_next(reg::NMI_LEVEL, nmi_in);
+    s.set_next(reg::NMI_LEVEL, nmi_next);
     s.set_next(reg::POLL_I, poll_next);
 
     // ---- ports ----
@@ -1204,6 +1280,26 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let (name, role) = if kind == 1 { ("OUT", PortRole::Console) } else { ("EXIT", PortRole::Exit) };
         s.output(ports.len() as u32, store_val, en);
         ports.push(PortDesc::new(name, 8).with_role(role));
+    }
+    let mut io_ranges = Vec::new();
+    if opts.nes {
+        let data = s.select(f_store, store_val, rmw_val);
+        let word = s.concat(&[ea, data]);
+        let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
+        s.output(write_port, word, io_write);
+        ports.push(PortDesc::new("IO_WRITE", 24));
+        s.output(read_port, ea, stall);
+        ports.push(PortDesc::new("IO_READ", 16));
+        for (name, base, size) in [("PPU", 0x2000, 0x2000), ("APU_IO", 0x4000, 0x20)] {
+            io_ranges.push(isa_api::IoRange {
+                name: name.into(),
+                base,
+                size,
+                write_port: Some(write_port),
+                read_request_port: Some(read_port),
+                read_port: Some(input::IO_DATA),
+            });
+        }
     }
     s.halt(stopping);
 
@@ -1226,6 +1322,11 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());
     desc.face.inputs = vec![PortDesc::new("NMI", 1), PortDesc::new("IRQ", 1)];
+    if opts.nes {
+        desc.face.inputs.push(PortDesc::new("IO_DATA", 8));
+        desc.name = "mos6502-nes".into();
+    }
+    desc.face.io_ranges = io_ranges;
     desc.face.micro_step = Some(reg::BUSY);
     desc
 }

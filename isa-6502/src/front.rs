@@ -152,6 +152,9 @@ pub enum MemoryMap {
     /// The whole 64 KiB is RAM.
     #[default]
     Flat,
+    /// The NES: 2 KiB of RAM mirrored through $1FFF, the PPU and APU/IO registers as IO ranges answered by the
+    /// host, 8 KiB of PRG RAM at $6000, the PRG ROM at $8000 (read-only).
+    Nes,
 }
 
 /// The registry entry of the 2A03.
@@ -171,14 +174,17 @@ impl MachineFront for Mos6502Front {
     }
     /// Console and exit addresses are not in the face; a checkpoint runs with the demo's (see the README).
     fn from_face(&self, face: &MachineFace, _program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
-        if face.name != "mos6502" {
-            return Err(FrontError::new(format!("machine {} is not a 6502 checkpoint", face.name)));
-        }
+        let map = match face.name.as_str() {
+            "mos6502" => MemoryMap::Flat,
+            "mos6502-nes" => MemoryMap::Nes,
+            other => return Err(FrontError::new(format!("machine {other} is not a 6502 checkpoint"))),
+        };
         let has = |n: &str| face.port(n).is_some();
         let keys = Mos6502Keys {
             console: has("OUT").then_some(DEMO_CONSOLE),
             exit: has("EXIT").then_some(DEMO_EXIT),
             load_at: DEMO_LOAD_AT,
+            map,
             ..Default::default()
         };
         Ok(Box::new(Mos6502Machine { keys }))
@@ -205,13 +211,16 @@ pub struct Mos6502Machine {
 impl Mos6502Machine {
     /// The circuit options of these keys.
     pub fn options(&self) -> Mos6502Options {
-        Mos6502Options { console: self.keys.console, exit: self.keys.exit }
+        Mos6502Options { console: self.keys.console, exit: self.keys.exit, nes: self.keys.map == MemoryMap::Nes }
     }
 
     /// A program's memory and start state: an iNES file (mapper 0) or a raw binary at `load_at`.
     pub fn image(&self, program: &Program) -> Result<ProgramImage, FrontError> {
         let named = |e: FrontError| FrontError::new(format!("{}: {}", program.name, e.0));
         let mut bytes = Vec::new();
+        if self.keys.map == MemoryMap::Nes && !program.bytes.starts_with(b"NES\x1A") {
+            return Err(FrontError::new(format!("{}: the NES map runs iNES files (NES\\x1A header)", program.name)));
+        }
         if program.bytes.starts_with(b"NES\x1A") {
             let prg = ines_prg(&program.bytes).map_err(named)?;
             for (i, &b) in prg.iter().enumerate() {
@@ -248,7 +257,10 @@ impl Mos6502Machine {
 
 impl Machine for Mos6502Machine {
     fn about(&self) -> String {
-        let mut s = "64 KiB flat RAM".to_string();
+        let mut s = match self.keys.map {
+            MemoryMap::Flat => "64 KiB flat RAM".to_string(),
+            MemoryMap::Nes => "NES map (2 KiB RAM, PRG RAM, PRG ROM, IO registers)".to_string(),
+        };
         if let Some(c) = self.keys.console {
             s += &format!(", console ${c:04X}");
         }
@@ -272,7 +284,10 @@ impl Machine for Mos6502Machine {
         Ok(self.image(program)?.load_image())
     }
     fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
-        Ok(Box::new(PortPrinter::new(face, console)))
+        Ok(match self.keys.map {
+            MemoryMap::Flat => Box::new(PortPrinter::new(face, console)),
+            MemoryMap::Nes => Box::new(NesStubDevices::new(console)),
+        })
     }
     /// Replays the trace's instructions on the interpreter: PC, A, X, Y, S, P and the cycle count must agree
     /// after every instruction, and every memory write of the trace must be one the interpreter made.
@@ -281,9 +296,18 @@ impl Machine for Mos6502Machine {
     }
 }
 
-/// A flat 64 KiB bus with the console and exit addresses of `opts` (stores there do not reach memory).
+/// The interpreter's bus in the machine's memory map: flat 64 KiB, or the NES map (RAM mirrored through
+/// $1FFF, IO registers answered by `io_answer`, ROM read-only), with the console and exit addresses of `opts`
+/// (stores there do not reach memory).
 pub struct HostBus {
     pub ram: Vec<u8>,
+    /// The NES map.
+    pub nes: bool,
+    /// The answer to an IO read of this address (the host's, for the current instruction); other IO reads
+    /// give 0.
+    pub io_answer: Option<(u16, u8)>,
+    /// IO register writes (address, value) since the last clear.
+    pub io_writes: Vec<(u16, u8)>,
     pub console_addr: Option<u16>,
     pub exit_addr: Option<u16>,
     pub console: Vec<u8>,
@@ -295,15 +319,43 @@ pub struct HostBus {
 impl HostBus {
     /// A bus over `ram` (64 KiB).
     pub fn new(opts: &Mos6502Options, ram: Vec<u8>) -> Self {
-        HostBus { ram, console_addr: opts.console, exit_addr: opts.exit, console: Vec::new(), exit: None, writes: Vec::new() }
+        HostBus { ram, nes: opts.nes, io_answer: None, io_writes: Vec::new(), console_addr: opts.console, exit_addr: opts.exit, console: Vec::new(), exit: None, writes: Vec::new() }
+    }
+}
+
+/// Where a NES-map address lives: memory (its flat address), or an IO register.
+pub fn nes_location(addr: u16) -> Option<u16> {
+    match addr {
+        0x0000..=0x1FFF => Some(addr & 0x07FF),
+        0x2000..=0x401F => None,
+        _ => Some(addr),
     }
 }
 
 impl Bus for HostBus {
     fn read(&mut self, addr: u16) -> u8 {
+        if self.nes {
+            return match nes_location(addr) {
+                Some(a) => self.ram[usize::from(a)],
+                None => self.io_answer.filter(|x| x.0 == addr).map_or(0, |x| x.1),
+            };
+        }
         self.ram[usize::from(addr)]
     }
     fn write(&mut self, addr: u16, value: u8) {
+        let addr = if self.nes {
+            match nes_location(addr) {
+                Some(a) if a >= 0x8000 => return,
+                Some(a) if Some(addr) != self.console_addr && Some(addr) != self.exit_addr => a,
+                Some(_) => addr,
+                None => {
+                    self.io_writes.push((addr, value));
+                    return;
+                }
+            }
+        } else {
+            addr
+        };
         if Some(addr) == self.console_addr {
             self.console.push(value);
         } else if Some(addr) == self.exit_addr {
@@ -312,6 +364,85 @@ impl Bus for HostBus {
             self.ram[usize::from(addr)] = value;
             self.writes.retain(|w| w.0 != addr);
             self.writes.push((addr, value));
+        }
+    }
+}
+
+/// The host of the NES map until host-nes (issue 14) plays the PPU and APU: it answers IO reads (PPU status
+/// $2002 with the vertical-blank bit set, everything else 0), ignores IO writes, and follows blargg's test
+/// protocol in PRG RAM ($6000 status, $6001-$6003 = DE B0 61, text from $6004), from the memory writes of the
+/// trace: it prints the text once the status is final, and makes the status the exit status.
+pub struct NesStubDevices {
+    out: Box<dyn Write>,
+    /// The machine's memory as the trace writes it (each bank's latest write applies again at every commit).
+    shadow: Vec<u8>,
+    latest: [Option<(u16, u8)>; 4],
+    pending: Option<u8>,
+    instructions: u64,
+    console: Vec<u8>,
+    result: Option<u8>,
+    fault: Option<u64>,
+}
+
+impl NesStubDevices {
+    /// Devices echoing the test text to `out`.
+    pub fn new(out: Box<dyn Write>) -> Self {
+        NesStubDevices { out, shadow: vec![0; 0x10000], latest: [None; 4], pending: None, instructions: 0, console: Vec::new(), result: None, fault: None }
+    }
+    /// The stub's answer to an IO read.
+    pub fn answer(addr: u16) -> u8 {
+        if (0x2000..0x4000).contains(&addr) && addr & 7 == 2 { 0x80 } else { 0 }
+    }
+}
+
+impl Devices for NesStubDevices {
+    fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
+        self.pending.take().map(|v| vec![(crate::circuit::input::IO_DATA, u64::from(v))]).unwrap_or_default()
+    }
+    fn step(&mut self, st: &isa_api::StepEvents) {
+        if st.halted {
+            return;
+        }
+        if st.retired(Some(crate::circuit::reg::BUSY)) {
+            self.instructions += 1;
+        }
+        for &(port, v) in &st.outputs {
+            match port {
+                0 if v != 0 => self.fault = Some(v),
+                // IO_READ is the port after IO_WRITE (see `mos6502_machine`): the last port.
+                _ if st.reg(crate::circuit::reg::BUSY) == crate::circuit::BUSY_IO_WAIT => self.pending = Some(Self::answer(v as u16)),
+                _ => {}
+            }
+        }
+        for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
+            self.latest[w.mem as usize] = Some((((w.addr << 2) | u64::from(w.mem)) as u16, w.data as u8));
+        }
+        for &(a, v) in self.latest.iter().flatten() {
+            self.shadow[usize::from(a)] = v;
+        }
+        let m = &self.shadow;
+        if self.result.is_none() && m[0x6001..0x6004] == [0xDE, 0xB0, 0x61] && m[0x6000] < 0x80 {
+            self.result = Some(m[0x6000]);
+            self.console = m[0x6004..].iter().take_while(|&&b| b != 0).copied().collect();
+            let _ = self.out.write_all(&self.console);
+            let _ = self.out.flush();
+        }
+    }
+    fn instructions(&self) -> u64 {
+        self.instructions
+    }
+    fn console(&self) -> &[u8] {
+        &self.console
+    }
+    fn finish(&mut self, end: isa_api::front::RunEnd) -> isa_api::front::Finish {
+        use isa_api::front::{EXIT_FAULT, EXIT_STEP_LIMIT, Finish};
+        if let Some(f) = self.fault {
+            return Finish { status: EXIT_FAULT, summary: format!("fault: opcode ${:02X} at ${:04X}", f & 0xFF, (f >> 8) & 0xFFFF) };
+        }
+        match (self.result, end) {
+            (Some(r), _) => Finish { status: r, summary: format!("test status ${r:02X} at $6000 ({})", if r == 0 { "passed" } else { "failed" }) },
+            (None, isa_api::front::RunEnd::StepLimit) => Finish { status: EXIT_STEP_LIMIT, summary: "limit (no test result at $6000 yet)".into() },
+            (None, _) => Finish { status: 0, summary: "halt".into() },
         }
     }
 }
@@ -325,14 +456,26 @@ pub fn cpu_registers(cpu: &Cpu) -> [u64; 7] {
 /// registers (PC, A, X, Y, S, P, CYC) must be the interpreter's, and the bytes the step wrote (the four banks'
 /// writes) must be what the interpreter wrote. A fault or an exit must happen at the same instruction.
 pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, trace: &Trace) -> Result<TraceCheck, String> {
-    let steps = proto.decode_steps(&trace.generated).map_err(|e| format!("trace: {e}"))?;
+    // The steps, each with the IO answer the host injected before it (NES map).
+    let mut steps = Vec::new();
+    let mut dec = isa_api::StepDecoder::new(proto);
+    let mut answer = None;
+    for (i, &t) in trace.generated.iter().enumerate() {
+        match dec.push(t).map_err(|e| format!("trace position {i}: {e}"))? {
+            isa_api::trace::Decoded::Input { port, value } if port == crate::circuit::input::IO_DATA => answer = Some(value as u8),
+            isa_api::trace::Decoded::Step(ev) => steps.push((ev, answer.take())),
+            _ => {}
+        }
+    }
+    let io_read_port = crate::circuit::io_read_port(opts);
+    let mut pending_read: Option<u16> = None;
     let mut cpu = img.start.cpu();
     let mut bus = HostBus::new(opts, img.memory());
     let mut instructions = 0u64;
     let mut end = "limit".to_string();
     let mut shadow = img.memory();
     let mut latest: [Option<(u16, u8)>; 4] = [None; 4];
-    for (i, st) in steps.iter().enumerate() {
+    for (i, (st, io_answer)) in steps.iter().enumerate() {
         if st.halted {
             end = match bus.exit {
                 Some(code) => format!("exit {code}"),
@@ -344,6 +487,15 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         if i == 0 {
             continue; // the boot step
         }
+        if busy == crate::circuit::BUSY_IO_WAIT {
+            // A stall: the instruction asked the host for an IO register; it runs at the next step.
+            pending_read = io_read_port.and_then(|p| st.output(p)).map(|a| a as u16);
+            if pending_read.is_none() {
+                return Err(format!("step {i}: a stall without an IO_READ request"));
+            }
+            continue;
+        }
+        bus.io_answer = pending_read.take().map(|a| (a, io_answer.unwrap_or(0)));
         if busy == crate::circuit::BUSY_STOPPING {
             // A stop: an exit store (the interpreter makes it) or a fault (the interpreter refuses the opcode).
             if st.output(0).is_some_and(|f| f != 0) {

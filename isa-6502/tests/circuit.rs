@@ -43,7 +43,7 @@ fn the_description_validates_and_decodes_every_opcode_to_one_control_word() {
     assert_eq!(d.registers[reg::CYC as usize].name, "CYC");
     assert_eq!(d.memories[mem::INIT as usize].name, "INIT");
     assert_eq!(init_row::CYC, 7);
-    let with_io = mos6502_machine(&Mos6502Options { console: Some(0xF001), exit: Some(0xF002) });
+    let with_io = mos6502_machine(&Mos6502Options { console: Some(0xF001), exit: Some(0xF002), nes: false });
     with_io.validate().expect("valid with console and exit");
     let names: Vec<&str> = with_io.ports.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["FAULT", "OUT", "EXIT"]);
@@ -329,4 +329,66 @@ fn lxa_shy_shx_match_the_interpreter_on_random_states() {
         }
     }
     assert_eq!(compared, 6000);
+}
+
+/// Runs an iNES ROM on the NES-map circuit (reference evaluator) with the stub host answering IO reads, until
+/// blargg's $6000 protocol reports; returns (status, text, instructions) after checking the whole trace in
+/// lockstep with the interpreter (`interpreter_lockstep`, IO answers replayed from the trace).
+fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64) {
+    use isa_6502::circuit::input;
+    use isa_6502::front::{MemoryMap, NesStubDevices};
+    let m = Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } };
+    let program = Program { name: rom.display().to_string(), bytes: std::fs::read(rom).unwrap(), expected_console: None };
+    let img = m.image(&program).expect("an NROM image");
+    let opts = m.options();
+    let desc = mos6502_machine(&opts);
+    desc.validate().expect("the NES-map description is valid");
+    let io_read = isa_6502::circuit::io_read_port(&opts).unwrap();
+    let mut r = Reference::new(desc);
+    let image = img.load_image();
+    image.load_into(&mut r);
+    let (mut generated, mut injected) = (Vec::new(), Vec::new());
+    let mut pending: Option<u16> = None;
+    let nes_byte = |r: &Reference, a: u16| ram_byte(r, a);
+    for step in 0..50_000_000usize {
+        if let Some(a) = pending.take() {
+            let v = u64::from(NesStubDevices::answer(a));
+            r.inject(input::IO_DATA, v);
+            for t in r.protocol.input_tokens(input::IO_DATA, v) {
+                injected.push((generated.len(), t));
+                generated.push(t);
+            }
+        }
+        let o = r.step();
+        generated.extend(r.step_tokens(&o));
+        assert!(!o.halted, "halted at step {step}");
+        pending = o.outputs.iter().find(|p| p.0 == io_read).map(|p| p.1 as u16);
+        if step % 4096 == 0 && [nes_byte(&r, 0x6001), nes_byte(&r, 0x6002), nes_byte(&r, 0x6003)] == [0xDE, 0xB0, 0x61] && nes_byte(&r, 0x6000) < 0x80 {
+            break;
+        }
+    }
+    let trace = Trace { prompt: image.prompt(&r.protocol), generated, injected };
+    let check = interpreter_lockstep(&opts, &img, &r.protocol, &trace).unwrap_or_else(|e| panic!("{}: {e}", rom.display()));
+    let text: Vec<u8> = (0x6004u16..0x6100).map(|a| nes_byte(&r, a)).take_while(|&b| b != 0).collect();
+    (nes_byte(&r, 0x6000), String::from_utf8_lossy(&text).trim().to_string(), check.instructions)
+}
+
+#[test]
+fn blargg_instr_test_on_the_nes_map_circuit_in_lockstep_with_the_interpreter() {
+    let Some(dir) = common::testdata_file("nes/instr_test-v5/rom_singles") else { return };
+    // All 16 with BLARGG_ALL=1 (13.4 M instructions, a few minutes); CI runs three.
+    let all = std::env::var_os("BLARGG_ALL").is_some();
+    let mut roms: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "nes")).collect();
+    roms.sort();
+    if !all {
+        roms.retain(|p| ["01-basics.nes", "03-immediate.nes", "16-special.nes"].iter().any(|n| p.ends_with(n)));
+    }
+    let mut total = 0;
+    for rom in &roms {
+        let (status, text, n) = blargg_on_the_nes_circuit(rom);
+        println!("{}: status {status}, {n} instructions in lockstep with the interpreter: {}", rom.file_name().unwrap().to_string_lossy(), text.replace('\n', " | "));
+        assert_eq!(status, 0, "{}: {text}", rom.display());
+        total += n;
+    }
+    println!("instr_test-v5 on the NES-map circuit: {} ROMs passed, {total} instructions in lockstep with the interpreter", roms.len());
 }
