@@ -67,3 +67,45 @@ fn bad_programs_and_flags_are_named() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("is not an address"), "{stderr}");
 }
+
+/// A 16 KiB NROM image of `code` at $8000 (also at $C000), its reset vector at $8000.
+fn nrom(code: &[u8]) -> Vec<u8> {
+    let mut f = b"NES\x1a\x01\x01\x00\x00".to_vec();
+    f.resize(16, 0);
+    let mut prg = vec![0u8; 0x4000];
+    prg[..code.len()].copy_from_slice(code);
+    prg[0x3FFC] = 0x00;
+    prg[0x3FFD] = 0x80;
+    f.extend(prg);
+    f.extend(vec![0u8; 0x2000]); // CHR
+    f
+}
+
+#[test]
+fn the_nes_map_mirrors_ram_keeps_rom_and_asks_the_host_for_io() {
+    // LDA $2002 (an IO read: the stub host answers $80); STA $10; LDA #$42; STA $0805 (mirror of $0005);
+    // LDA $05; STA $8000 (ROM: ignored); LDA $8000; STA $11; LDA #1; STA $2000 (an IO write); then blargg's
+    // protocol: "ok" at $6004, DE B0 61 at $6001, and $6000 = 0 when $10 = $80, $11 = $AD and $05 = $42, else 1.
+    let code = [
+        0xAD, 0x02, 0x20, 0x85, 0x10, 0xA9, 0x42, 0x8D, 0x05, 0x08, 0xA5, 0x05, 0x8D, 0x00, 0x80, 0xAD, 0x00, 0x80, 0x85, 0x11, 0xA9,
+        0x01, 0x8D, 0x00, 0x20, 0xA9, 0x6F, 0x8D, 0x04, 0x60, 0xA9, 0x6B, 0x8D, 0x05, 0x60, 0xA9, 0x00, 0x8D, 0x06, 0x60, 0xA9, 0xDE,
+        0x8D, 0x01, 0x60, 0xA9, 0xB0, 0x8D, 0x02, 0x60, 0xA9, 0x61, 0x8D, 0x03, 0x60, 0xA5, 0x10, 0xC9, 0x80, 0xD0, 0x10, 0xA5, 0x11,
+        0xC9, 0xAD, 0xD0, 0x0A, 0xA5, 0x05, 0xC9, 0x42, 0xD0, 0x04, 0xA9, 0x00, 0xF0, 0x02, 0xA9, 0x01, 0x8D, 0x00, 0x60, 0x4C, 0x52,
+        0x80,
+    ];
+    let dir = scratch("mos6502-nes");
+    let rom = dir.join("map.nes");
+    std::fs::write(&rom, nrom(&code)).unwrap();
+    let (code, stdout, stderr) = run(&["run", "configs/nes.toml", rom.to_str().unwrap(), "--max-steps", "60", "--no-progress"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "ok"), "{stderr}");
+    assert!(stderr.contains("test status $00 at $6000 (passed)"), "{stderr}");
+    let (code, stdout, stderr) = run(&["lockstep", "configs/nes.toml", rom.to_str().unwrap(), "--max-steps", "60"]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains(", 0 programs disagreeing"), "{stdout}");
+    // A raw binary is not a NES program.
+    let raw = dir.join("raw.bin");
+    std::fs::write(&raw, [0xEA]).unwrap();
+    let (code, _, stderr) = run(&["run", "configs/nes.toml", raw.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("the NES map runs iNES files"), "{stderr}");
+}

@@ -202,6 +202,9 @@ pub const DEMO_LOAD_AT: u16 = 0x0400;
 pub const DEMO: &[u8] = include_bytes!("../examples/demo.bin");
 /// What the demo prints.
 pub const DEMO_OUTPUT: &[u8] = include_bytes!("../examples/demo.out");
+/// The NES-map demo (`examples/nes_demo.s`): the same program as an NROM cartridge that writes its text with
+/// blargg's $6000 protocol, which the NES host prints; the same output.
+pub const NES_DEMO: &[u8] = include_bytes!("../examples/nes_demo.nes");
 
 /// A configured 2A03.
 pub struct Mos6502Machine {
@@ -273,6 +276,9 @@ impl Machine for Mos6502Machine {
         Ok(mos6502_machine(&self.options()))
     }
     fn demo(&self) -> Option<Program> {
+        if self.keys.map == MemoryMap::Nes {
+            return Some(Program { name: "nes_demo".into(), bytes: NES_DEMO.to_vec(), expected_console: Some(DEMO_OUTPUT.to_vec()) });
+        }
         // The demo needs the console and exit addresses it was written for, and its load address.
         (self.keys.console == Some(DEMO_CONSOLE) && self.keys.exit == Some(DEMO_EXIT) && self.keys.load_at == DEMO_LOAD_AT).then(|| Program {
             name: "demo".into(),

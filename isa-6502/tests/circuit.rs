@@ -392,3 +392,32 @@ fn blargg_instr_test_on_the_nes_map_circuit_in_lockstep_with_the_interpreter() {
     }
     println!("instr_test-v5 on the NES-map circuit: {} ROMs passed, {total} instructions in lockstep with the interpreter", roms.len());
 }
+
+#[test]
+fn the_nes_demo_on_the_nes_map_circuit() {
+    use isa_6502::front::{MemoryMap, NesStubDevices};
+    let m = Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } };
+    use isa_api::front::{Devices, Machine};
+    let demo = m.demo().expect("the NES map has a demo");
+    let img = m.image(&demo).unwrap();
+    let mut r = Reference::new(m.describe().unwrap());
+    img.load_image().load_into(&mut r);
+    let mut devices = NesStubDevices::new(Box::new(std::io::sink()));
+    let proto = r.protocol.clone();
+    let mut dec = isa_api::StepDecoder::new(&proto);
+    let mut steps = 0;
+    while devices.console().is_empty() && steps < 20_000 {
+        for (port, v) in devices.inject(steps) {
+            r.inject(port, v);
+        }
+        let o = r.step();
+        for t in r.step_tokens(&o) {
+            if let isa_api::trace::Decoded::Step(ev) = dec.push(t).unwrap() {
+                devices.step(&ev);
+            }
+        }
+        steps += 1;
+    }
+    assert_eq!(String::from_utf8_lossy(devices.console()), String::from_utf8_lossy(isa_6502::front::DEMO_OUTPUT));
+    assert_eq!(devices.finish(isa_api::front::RunEnd::StepLimit).status, 0);
+}
