@@ -65,6 +65,12 @@ pub mod reg {
     pub const RUN: u32 = 8;
     pub const NMI_LEVEL: u32 = 9;
     pub const POLL_I: u32 = 10;
+    /// NES map: the page an OAM DMA copies (the value stored to $4014).
+    pub const DMA_PAGE: u32 = 11;
+    /// NES map: the next group of four bytes of the OAM DMA (0..64).
+    pub const DMA_ROW: u32 = 12;
+    /// NES map: the DMA began on an odd cycle (it takes 514 cycles, else 513).
+    pub const DMA_ODD: u32 = 13;
 }
 
 /// Memory indices: the four byte banks, then `INIT`.
@@ -84,6 +90,11 @@ pub mod input {
 /// `BUSY` while an instruction waits for the host's answer to an IO read (NES map): the next step runs it
 /// with the answer as its operand.
 pub const BUSY_IO_WAIT: u64 = 2;
+
+/// `BUSY` during an OAM DMA (NES map): a store to $4014 starts it; 64 steps each read four bytes of the page
+/// and write them on port `OAM_DMA`; the last adds the 513 cycles (514 when it began on an odd cycle) and
+/// retires the store.
+pub const BUSY_DMA: u64 = 3;
 
 /// Rows of `INIT`: where the boot step finds each register.
 pub mod init_row {
@@ -707,14 +718,22 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     };
     // NES map: an instruction waiting for an IO answer finishes before any interrupt.
     let waiting = if opts.nes { g.s.eq_const(busy, BUSY_IO_WAIT) } else { zero };
+    let dma = if opts.nes { g.s.eq_const(busy, BUSY_DMA) } else { zero };
     let int_any = g.or1(nmi_edge, irq_take);
-    let (take_int, instr) = {
-        // bits: run, stopping, an interrupt, waiting.
-        let c = g.s.concat(&[run, stopping, int_any, waiting]);
-        let take = g.s.eq_const(c, 0b0101);
-        // Not booting, not stopping, no interrupt (or waiting): the step runs an instruction (or faults on it).
-        let runs: Vec<NodeId> = [0b0001, 0b1001, 0b1101].iter().map(|&v| g.s.eq_const(c, v)).collect();
-        (take, g.s.any(&runs))
+    let (take_int, instr, dma_step) = {
+        // bits: run, stopping, an interrupt, waiting, DMA.
+        let c = g.s.concat(&[run, stopping, int_any, waiting, dma]);
+        let take = g.s.eq_const(c, 0b00101);
+        // Not booting, not stopping, no DMA, no interrupt (or waiting): the step runs an instruction (or
+        // faults on it).
+        let runs: Vec<NodeId> = [0b00001, 0b01001, 0b01101].iter().map(|&v| g.s.eq_const(c, v)).collect();
+        let d = g.s.concat(&[run, stopping, dma]);
+        (take, g.s.any(&runs), g.s.eq_const(d, 0b101))
+    };
+    let (dma_page, dma_row, dma_odd) = if opts.nes {
+        (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_ODD, 1))
+    } else {
+        (zero, zero, zero)
     };
 
     // ---- level A: fetch the opcode and two operand bytes ----
@@ -726,7 +745,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let field = |g: &mut Gates, lo: u32, w: u32| g.s.slice(cw, lo, w);
     let flag = |g: &mut Gates, f: Flag| g.s.bit(fw, f as u32);
     let mode = field(g, ctl::MODE, 4);
-    let modes = g.one_hot(mode, 13);
+    // Addressing modes, none during a DMA step (whose address is the DMA's).
+    let modes: Vec<NodeId> = (0..13).map(|v| g.eq_unless(mode, v, dma)).collect();
     let m_acc = modes[1];
     let m_imm = modes[2];
     let (m_zp, m_zpx, m_zpy, m_abs, m_abx, m_aby) = (modes[3], modes[4], modes[5], modes[6], modes[7], modes[8]);
@@ -787,11 +807,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let (ea_izy, cross_izy) = index(g, ptr16, y);
 
     // ---- level C: the data read at the effective address ----
-    let ea = g.pick(
-        16,
-        &[(m_zp, ea_zp), (m_zpx, ea_zpx), (m_zpy, ea_zpy), (m_abs, op16), (m_abx, ea_abx), (m_aby, ea_aby), (m_izx, ptr16), (m_izy, ea_izy)],
-        op16,
-    );
+    let mut ea_cases =
+        vec![(m_zp, ea_zp), (m_zpx, ea_zpx), (m_zpy, ea_zpy), (m_abs, op16), (m_abx, ea_abx), (m_aby, ea_aby), (m_izx, ptr16), (m_izy, ea_izy)];
+    if opts.nes {
+        let z2 = g.k(2, 0);
+        let ea_dma = g.s.concat(&[z2, dma_row, dma_page]);
+        ea_cases.push((dma_step, ea_dma));
+    }
+    let ea = g.pick(16, &ea_cases, op16);
     // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
     let (ea_mem, io, rom) = if opts.nes {
         let hi3 = g.s.slice(ea, 13, 3);
@@ -1189,6 +1212,19 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let i_cyc_bytes: Vec<NodeId> = (0..4).map(|k| init(g, init_row::CYC + k)).collect();
     let i_cyc = g.s.concat(&i_cyc_bytes);
 
+    // OAM DMA (NES map): a store to $4014 starts it; the step with DMA_ROW = 63 ends it.
+    let (dma_start, dma_last, dma_more) = if opts.nes {
+        let hit = g.s.eq_const(ea, 0x4014);
+        let st = g.and1(f_store, hit);
+        let start = g.and1(go, st);
+        let c = g.s.concat(&[dma_step, dma_row]);
+        let last = g.s.eq_const(c, 1 | (63 << 1));
+        let not_last = g.not1(last);
+        let goes_on = g.and1(dma_step, not_last);
+        (start, last, g.or1(start, goes_on))
+    } else {
+        (zero, zero, zero)
+    };
     // ---- next values: one select each over boot, interrupt, the instruction's cases, else keep ----
     let next = |g: &mut Gates, w: u32, boot: NodeId, int: Option<NodeId>, cases: Vec<(NodeId, NodeId)>, keep: NodeId| {
         let mut all = vec![(booting, boot)];
@@ -1221,7 +1257,13 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let pulls_p = g.or1(f_plp, f_rti);
     let p_cases = with_default(g, vec![(pulls_p, pulled_p)], p_calc);
     let p_next = next(g, 8, i_p, Some(p_int), p_cases, p);
-    let cyc_next = next(g, 32, i_cyc, Some(cyc_int), vec![(exec, cyc_exec)], cyc);
+    let mut cyc_cases = vec![(exec, cyc_exec)];
+    if opts.nes {
+        let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
+        let done = g.s.sum(32, &[t(cyc), t(dma_odd)], 513);
+        cyc_cases.push((dma_last, done));
+    }
+    let cyc_next = next(g, 32, i_cyc, Some(cyc_int), cyc_cases, cyc);
     let stop = match exits {
         Some(e) => g.or1(fault, e),
         None => fault,
@@ -1237,14 +1279,16 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let b1 = g.k(8, 1);
         let b0 = g.k(8, 0);
         let bw = g.k(8, BUSY_IO_WAIT);
-        g.pick(8, &[(stop, b255), (booting, b1), (stall, bw)], b0)
+        let bd = g.k(8, BUSY_DMA);
+        g.pick(8, &[(stop, b255), (booting, b1), (stall, bw), (dma_more, bd)], b0)
     };
     // A stall keeps every register (BUSY aside); so does a waiting step keep the NMI line's last level.
     let (pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next, poll_next, nmi_next) = if opts.nes {
         let ns = g.not1(stall);
         let hold = |g: &mut Gates, w: u32, keep: NodeId, next: NodeId| g.s.one_hot(w, &[(stall, keep), (ns, next)]);
-        let nw = g.not1(waiting);
-        let nmi_next = g.s.one_hot(1, &[(waiting, nmi_level), (nw, nmi_in)]);
+        let held = g.or1(waiting, dma);
+        let nh = g.not1(held);
+        let nmi_next = g.s.one_hot(1, &[(held, nmi_level), (nh, nmi_in)]);
         (
             hold(g, 16, pc, pc_next),
             hold(g, 8, a, a_next),
@@ -1271,6 +1315,16 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     s.set_next(reg::RUN, one);
     s.set_next(reg::NMI_LEVEL, nmi_next);
     s.set_next(reg::POLL_I, poll_next);
+    if opts.nes {
+        let page_next = s.select(dma_start, store_val, dma_page);
+        s.set_next(reg::DMA_PAGE, page_next);
+        let row_inc = s.sum(6, &[SumTerm { node: dma_row, shift: 0, neg: false }], 1);
+        let row_next = s.select(dma_step, row_inc, dma_row);
+        s.set_next(reg::DMA_ROW, row_next);
+        let odd = s.bit(cyc_exec, 0);
+        let odd_next = s.select(dma_start, odd, dma_odd);
+        s.set_next(reg::DMA_ODD, odd_next);
+    }
 
     // ---- ports ----
     let fault_code = s.concat(&[b0, pc]);
@@ -1290,6 +1344,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         ports.push(PortDesc::new("IO_WRITE", 24));
         s.output(read_port, ea, stall);
         ports.push(PortDesc::new("IO_READ", 16));
+        let oam = s.concat(&dwords);
+        s.output(read_port + 1, oam, dma_step);
+        ports.push(PortDesc::new("OAM_DMA", 32));
         for (name, base, size) in [("PPU", 0x2000, 0x2000), ("APU_IO", 0x4000, 0x20)] {
             io_ranges.push(isa_api::IoRange {
                 name: name.into(),
@@ -1317,6 +1374,10 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         r("NMI_LEVEL", 1),
         r("POLL_I", 2),
     ];
+    let mut registers = registers;
+    if opts.nes {
+        registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_ODD", 1)]);
+    }
     let mut memories: Vec<MemoryDesc> =
         (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: ROW_BITS }).collect();
     memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });

@@ -474,7 +474,21 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         }
     }
     let io_read_port = crate::circuit::io_read_port(opts);
+    let oam_port = io_read_port.map(|p| p + 1);
     let mut pending_read: Option<u16> = None;
+    // An OAM DMA in progress: the bytes the interpreter's bus holds, and those the trace wrote so far.
+    let mut dma: Option<(Vec<u8>, Vec<u8>)> = None;
+    let names = ["PC", "A", "X", "Y", "S", "P", "CYC"];
+    let check_regs = |cpu: &Cpu, st: &isa_api::StepEvents, i: usize, instructions: u64| -> Result<(), String> {
+        let want = cpu_registers(cpu);
+        for (r, name) in names.iter().enumerate() {
+            let got = st.reg(r as u32);
+            if got != want[r] {
+                return Err(format!("instruction {instructions} (step {i}): {name} = {got:#x} in the network, {:#x} in the interpreter", want[r]));
+            }
+        }
+        Ok(())
+    };
     let mut cpu = img.start.cpu();
     let mut bus = HostBus::new(opts, img.memory());
     let mut instructions = 0u64;
@@ -492,6 +506,22 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         let busy = st.reg(crate::circuit::reg::BUSY);
         if i == 0 {
             continue; // the boot step
+        }
+        if let Some((want, got)) = dma.as_mut() {
+            // An OAM DMA: each step writes four bytes of the page on OAM_DMA; the last one (BUSY back to 0)
+            // retires the store with the DMA's cycles.
+            if let Some(v) = oam_port.and_then(|p| st.output(p)) {
+                got.extend((v as u32).to_le_bytes());
+            }
+            if busy == crate::circuit::BUSY_DMA {
+                continue;
+            }
+            if got != want {
+                return Err(format!("step {i}: the OAM DMA wrote {} bytes that differ from the page's {}", got.len(), want.len()));
+            }
+            dma = None;
+            check_regs(&cpu, st, i, instructions)?;
+            continue;
         }
         if busy == crate::circuit::BUSY_IO_WAIT {
             // A stall: the instruction asked the host for an IO register; it runs at the next step.
@@ -516,17 +546,20 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
             }
         }
         bus.writes.clear();
+        bus.io_writes.clear();
         if let Err(fault) = cpu.step(&mut bus) {
             return Err(format!("step {i}: the interpreter faulted ({fault}), the network did not"));
         }
         instructions += 1;
-        let want = cpu_registers(&cpu);
-        let names = ["PC", "A", "X", "Y", "S", "P", "CYC"];
-        for (r, name) in names.iter().enumerate() {
-            let got = st.reg(r as u32);
-            if got != want[r] {
-                return Err(format!("instruction {instructions} (step {i}): {name} = {got:#x} in the network, {:#x} in the interpreter", want[r]));
-            }
+        check_regs(&cpu, st, i, instructions)?;
+        if busy == crate::circuit::BUSY_DMA {
+            // The store started an OAM DMA: 256 reads of the page, 513 cycles (514 from an odd cycle).
+            let Some(&(_, page)) = bus.io_writes.iter().rev().find(|w| w.0 == 0x4014) else {
+                return Err(format!("step {i}: the network started an OAM DMA, the interpreter did not write $4014"));
+            };
+            let want: Vec<u8> = (0..=255u16).map(|k| bus.read((u16::from(page) << 8) | k)).collect();
+            cpu.cycles += 513 + (cpu.cycles & 1);
+            dma = Some((want, Vec::new()));
         }
         // The trace's memory: each bank's latest write applies again at every commit (a no-op unless the
         // step changed it); it must hold what the interpreter wrote, where either wrote.

@@ -334,7 +334,7 @@ fn lxa_shy_shx_match_the_interpreter_on_random_states() {
 /// Runs an iNES ROM on the NES-map circuit (reference evaluator) with the stub host answering IO reads, until
 /// blargg's $6000 protocol reports; returns (status, text, instructions) after checking the whole trace in
 /// lockstep with the interpreter (`interpreter_lockstep`, IO answers replayed from the trace).
-fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64) {
+fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64, usize) {
     use isa_6502::circuit::input;
     use isa_6502::front::{MemoryMap, NesStubDevices};
     let m = Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } };
@@ -349,6 +349,7 @@ fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64) {
     image.load_into(&mut r);
     let (mut generated, mut injected) = (Vec::new(), Vec::new());
     let mut pending: Option<u16> = None;
+    let mut oam_writes = 0;
     let nes_byte = |r: &Reference, a: u16| ram_byte(r, a);
     for step in 0..50_000_000usize {
         if let Some(a) = pending.take() {
@@ -363,6 +364,7 @@ fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64) {
         generated.extend(r.step_tokens(&o));
         assert!(!o.halted, "halted at step {step}");
         pending = o.outputs.iter().find(|p| p.0 == io_read).map(|p| p.1 as u16);
+        oam_writes += o.outputs.iter().filter(|p| p.0 == io_read + 1).count();
         if step % 4096 == 0 && [nes_byte(&r, 0x6001), nes_byte(&r, 0x6002), nes_byte(&r, 0x6003)] == [0xDE, 0xB0, 0x61] && nes_byte(&r, 0x6000) < 0x80 {
             break;
         }
@@ -370,7 +372,7 @@ fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64) {
     let trace = Trace { prompt: image.prompt(&r.protocol), generated, injected };
     let check = interpreter_lockstep(&opts, &img, &r.protocol, &trace).unwrap_or_else(|e| panic!("{}: {e}", rom.display()));
     let text: Vec<u8> = (0x6004u16..0x6100).map(|a| nes_byte(&r, a)).take_while(|&b| b != 0).collect();
-    (nes_byte(&r, 0x6000), String::from_utf8_lossy(&text).trim().to_string(), check.instructions)
+    (nes_byte(&r, 0x6000), String::from_utf8_lossy(&text).trim().to_string(), check.instructions, oam_writes)
 }
 
 #[test]
@@ -385,7 +387,7 @@ fn blargg_instr_test_on_the_nes_map_circuit_in_lockstep_with_the_interpreter() {
     }
     let mut total = 0;
     for rom in &roms {
-        let (status, text, n) = blargg_on_the_nes_circuit(rom);
+        let (status, text, n, _) = blargg_on_the_nes_circuit(rom);
         println!("{}: status {status}, {n} instructions in lockstep with the interpreter: {}", rom.file_name().unwrap().to_string_lossy(), text.replace('\n', " | "));
         assert_eq!(status, 0, "{}: {text}", rom.display());
         total += n;
@@ -420,4 +422,27 @@ fn the_nes_demo_on_the_nes_map_circuit() {
     }
     assert_eq!(String::from_utf8_lossy(devices.console()), String::from_utf8_lossy(isa_6502::front::DEMO_OUTPUT));
     assert_eq!(devices.finish(isa_api::front::RunEnd::StepLimit).status, 0);
+}
+
+#[test]
+fn oam_dma_in_lockstep_with_the_interpreter() {
+    // Fill $0200-$02FF with 2x, then three STA $4014 (page 2) a few cycles apart, then report "d" and status 0.
+    let code = [
+        0xA2, 0x00, 0x8A, 0x0A, 0x9D, 0x00, 0x02, 0xE8, 0xD0, 0xF8, 0xA9, 0x02, 0x8D, 0x14, 0x40, 0xEA, 0xA9, 0x02, 0x8D, 0x14, 0x40,
+        0x24, 0x00, 0xA9, 0x02, 0x8D, 0x14, 0x40, 0xA9, 0x64, 0x8D, 0x04, 0x60, 0xA9, 0x00, 0x8D, 0x05, 0x60, 0xA9, 0xDE, 0x8D, 0x01,
+        0x60, 0xA9, 0xB0, 0x8D, 0x02, 0x60, 0xA9, 0x61, 0x8D, 0x03, 0x60, 0xA9, 0x00, 0x8D, 0x00, 0x60, 0x4C, 0x3A, 0x80,
+    ];
+    let mut rom = b"NES\x1a\x01\x01\x00\x00".to_vec();
+    rom.resize(16, 0);
+    let mut prg = vec![0u8; 0x4000];
+    prg[..code.len()].copy_from_slice(&code);
+    prg[0x3FFD] = 0x80;
+    rom.extend(prg);
+    let path = std::env::temp_dir().join(format!("oam-dma-{}.nes", std::process::id()));
+    std::fs::write(&path, rom).unwrap();
+    let (status, text, n, oam_writes) = blargg_on_the_nes_circuit(&path);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!((status, text.as_str()), (0, "d"));
+    assert!(n >= 256 * 5 + 2 + 19, "{n} instructions (the fill loop, the setup, three DMAs and the report)");
+    assert_eq!(oam_writes, 3 * 64, "three DMAs of 64 four-byte groups, each checked against the page");
 }
