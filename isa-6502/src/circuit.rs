@@ -269,6 +269,10 @@ enum Flag {
     /// SHY / SHX: the stored register is ANDed with the base address's high byte + 1, which also replaces the
     /// address's high byte when the index crosses a page.
     StoreHigh,
+    /// The instruction reads the pointer (level B): `(zp,X)`, `(zp),Y`, `JMP ($xxxx)`, or a pull.
+    PtrRead,
+    /// PLA, PLP, RTS or RTI: the pointer read pulls from the stack.
+    Pull,
     /// Branch condition: which flag (2 bits: N, V, C, Z) and its value when taken.
     CondSel0,
     CondSel1,
@@ -431,6 +435,14 @@ fn control_words(code: u8) -> (u64, u64) {
     };
     w |= u64::from(s_delta) << ctl::S_DELTA;
     let mut flags = 0u64;
+    if matches!(mode, AddressingMode::IndexedIndirect | AddressingMode::IndirectIndexed | AddressingMode::Indirect)
+        || matches!(m, Pla | Plp | Rts | Rti)
+    {
+        flags |= 1 << Flag::PtrRead as u32;
+    }
+    if matches!(m, Pla | Plp | Rts | Rti) {
+        flags |= 1 << Flag::Pull as u32;
+    }
     let mut f = |x: Flag| flags |= 1u64 << (x as u32);
     match m {
         Lda => f(Flag::LoadA),
@@ -622,6 +634,50 @@ fn read_banks(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> ([NodeI
     (words, lo_is)
 }
 
+/// [`read_run`] at one of several candidate bases (`cases`: an exclusive select and a base each, exactly one
+/// select on): each candidate's bank rows are computed beside the others and the select picks rows, so the
+/// read waits for the selects and the candidates, not for a picked base.
+fn read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wrap: bool) -> Vec<NodeId> {
+    let mut rows: [Vec<(NodeId, NodeId)>; 4] = Default::default();
+    let mut lo2s = Vec::new();
+    for &(sel, base) in cases {
+        let lo2 = g.s.slice(base, 0, 2);
+        let row = g.s.slice(base, 2, ROW_BITS);
+        let row_next = if page_wrap {
+            let in_page = g.s.slice(row, 0, 6);
+            let page = g.s.slice(row, 6, ROW_BITS - 6);
+            let inc = g.add_k(in_page, 1);
+            g.s.concat(&[inc, page])
+        } else {
+            g.add_k(row, 1)
+        };
+        for (k, bank_rows) in rows.iter_mut().enumerate() {
+            let r = if k == 3 {
+                row
+            } else {
+                let kk = g.k(2, k as u64);
+                let next = g.s.cmp(CmpKind::Ltu, kk, lo2);
+                let stay = g.not1(next);
+                g.s.one_hot(ROW_BITS, &[(next, row_next), (stay, row)])
+            };
+            bank_rows.push((sel, r));
+        }
+        lo2s.push((sel, lo2));
+    }
+    let words: Vec<NodeId> = (0..4).map(|k| {
+        let r = g.s.one_hot(ROW_BITS, &rows[k]);
+        g.s.load(mem::BANKS[k], 8, r)
+    }).collect();
+    let lo2 = g.s.one_hot(2, &lo2s);
+    let lo_is = g.one_hot(lo2, 4);
+    (0..n)
+        .map(|i| {
+            let cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| (lo_is[j], words[(j + i) % 4])).collect();
+            g.s.one_hot(8, &cases)
+        })
+        .collect()
+}
+
 /// [`read_banks`], rotated into the `n` bytes of the run.
 fn read_run(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> Vec<NodeId> {
     let (words, lo_is) = read_banks(g, base, n, page_wrap);
@@ -708,27 +764,36 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let c = g.s.concat(&[nmi_in, nmi_level]);
         g.s.eq_const(c, 0b01)
     };
-    // masked = POLL_I valid ? the old I : I; an IRQ is taken when the line is up, unmasked and no NMI edge.
-    let irq_take = {
-        let c = g.s.concat(&[irq_in, nmi_edge, poll_i, flag_i]);
-        // bits: irq, nmi_edge, poll valid, poll old I, I
-        let ok: Vec<u64> = (0..32u64).filter(|v| v & 1 == 1 && v & 2 == 0 && if v & 4 != 0 { v & 8 == 0 } else { v & 16 == 0 }).collect();
-        let hits: Vec<NodeId> = ok.iter().map(|&v| g.s.eq_const(c, v)).collect();
-        g.s.any(&hits)
-    };
-    // NES map: an instruction waiting for an IO answer finishes before any interrupt.
+    // NES map: an instruction waiting for an IO answer, or a DMA, finishes before any interrupt.
     let waiting = if opts.nes { g.s.eq_const(busy, BUSY_IO_WAIT) } else { zero };
     let dma = if opts.nes { g.s.eq_const(busy, BUSY_DMA) } else { zero };
-    let int_any = g.or1(nmi_edge, irq_take);
-    let (take_int, instr, dma_step) = {
-        // bits: run, stopping, an interrupt, waiting, DMA.
-        let c = g.s.concat(&[run, stopping, int_any, waiting, dma]);
-        let take = g.s.eq_const(c, 0b00101);
-        // Not booting, not stopping, no DMA, no interrupt (or waiting): the step runs an instruction (or
-        // faults on it).
-        let runs: Vec<NodeId> = [0b00001, 0b01001, 0b01101].iter().map(|&v| g.s.eq_const(c, v)).collect();
+    // Take an interrupt: running, BUSY 0 or 1 (not stopping, waiting or in a DMA), and an NMI edge, or the IRQ
+    // line up, unmasked (I, or the I before a CLI/SEI/PLP) and no NMI edge. Each case is one equality over the
+    // raw bits (two layers in all), since the pointer read's address waits for it.
+    let take_int = {
+        let busy_hi = g.s.slice(busy, 1, 7);
+        let pv = g.bit(poll_i, 0);
+        let po = g.bit(poll_i, 1);
+        // bits: run, BUSY[1..8], NMI in, NMI level, IRQ in, POLL_I valid, POLL_I old I, I.
+        let c = g.s.concat(&[run, busy_hi, nmi_in, nmi_level, irq_in, pv, po, flag_i]);
+        let mut hits = Vec::new();
+        for tail in 0..64u64 {
+            let (nin, nlv, irq, valid, old, i) = (tail & 1, (tail >> 1) & 1, (tail >> 2) & 1, (tail >> 3) & 1, (tail >> 4) & 1, (tail >> 5) & 1);
+            let edge = nin == 1 && nlv == 0;
+            let masked = if valid == 1 { old == 1 } else { i == 1 };
+            if edge || (irq == 1 && !masked) {
+                hits.push(g.s.eq_const(c, 1 | (tail << 8)));
+            }
+        }
+        g.s.any(&hits)
+    };
+    let (instr, dma_step) = {
+        // bits: run, stopping, an interrupt taken, waiting, DMA.
+        let c = g.s.concat(&[run, stopping, take_int, waiting, dma]);
+        // Not booting, not stopping, no DMA, no interrupt taken: the step runs an instruction (or faults on it).
+        let runs: Vec<NodeId> = [0b00001, 0b01001].iter().map(|&v| g.s.eq_const(c, v)).collect();
         let d = g.s.concat(&[run, stopping, dma]);
-        (take, g.s.any(&runs), g.s.eq_const(d, 0b101))
+        (g.s.any(&runs), g.s.eq_const(d, 0b101))
     };
     let (dma_page, dma_row, dma_odd) = if opts.nes {
         (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_ODD, 1))
@@ -785,23 +850,27 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let f_rti = flag(g, Flag::Rti);
     let f_brk = flag(g, Flag::Brk);
     let f_jmp_ind = flag(g, Flag::JmpInd);
-    let pulls = g.s.any(&[f_pla, f_plp, f_rts, f_rti]);
     let sp1 = g.add_k(sp, 1);
     let one8 = g.k(8, 1);
     let pull_base = g.word(sp1, one8);
     let irq_vec = g.k(16, 0xFFFE);
     let nmi_vec = g.k(16, 0xFFFA);
-    let ptr_base = {
-        // Selects gated by "no interrupt" in the same gate as the mode test.
+    let ptr = {
+        // Explicit, exclusive selects, each one gate of the decoded bits and the interrupt decision.
         let izx = g.eq_unless(mode, mode_code(AddressingMode::IndexedIndirect), take_int);
         let izy = g.eq_unless(mode, mode_code(AddressingMode::IndirectIndexed), take_int);
-        let nt = g.not1(take_int);
-        let jind = g.and1(f_jmp_ind, nt);
-        let pull = g.and1(pulls, nt);
-        let nmi = g.and1(take_int, nmi_edge);
-        g.pick(16, &[(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec)], irq_vec)
+        let jind = g.eq_unless(f_jmp_ind, 1, take_int);
+        let f_pull = flag(g, Flag::Pull);
+        let pull = g.eq_unless(f_pull, 1, take_int);
+        let f_ptr = flag(g, Flag::PtrRead);
+        // An interrupt's vector (NMI or IRQ); else BRK's, which is also the don't-care read of every
+        // instruction without a pointer.
+        let c = g.s.concat(&[take_int, nmi_edge]);
+        let nmi = g.s.eq_const(c, 0b11);
+        let irq = g.s.eq_const(c, 0b01);
+        let brk = g.eq_unless(f_ptr, 0, take_int);
+        read_run_of(g, &[(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)], 3, true)
     };
-    let ptr = read_run(g, ptr_base, 3, true);
     let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
     let ptr16 = g.word(p0, p1);
     let (ea_izy, cross_izy) = index(g, ptr16, y);
@@ -814,7 +883,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let ea_dma = g.s.concat(&[z2, dma_row, dma_page]);
         ea_cases.push((dma_step, ea_dma));
     }
-    let ea = g.pick(16, &ea_cases, op16);
+    // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
+    let ea = g.s.one_hot(16, &ea_cases);
     // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
     let (ea_mem, io, rom) = if opts.nes {
         let hi3 = g.s.slice(ea, 13, 3);
