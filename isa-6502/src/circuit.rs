@@ -753,7 +753,6 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let flag_c = g.bit(p, 0);
     let flag_z = g.bit(p, 1);
     let flag_i = g.bit(p, 2);
-    let flag_d = g.bit(p, 3);
     let flag_v = g.bit(p, 6);
     let flag_n = g.bit(p, 7);
 
@@ -822,8 +821,6 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let ok = g.not1(f_unsupported);
         g.and1(instr, ok)
     };
-    // `exec AND flag`: the select of an instruction's case in the next values.
-    let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
 
     // ---- addresses that need no pointer ----
     let zero8 = g.zero8();
@@ -922,6 +919,24 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         g.s.one_hot(8, &cases)
     };
 
+    // NES map: an instruction that reads an IO register first asks the host (port IO_READ) and changes
+    // nothing else (a stall); the next step, waiting, runs it with the answer. From here on `exec` is an
+    // instruction that completes this step: every case of the next values is gated by it.
+    let f_rmw_mem = flag(g, Flag::RmwMem);
+    let (stall, exec) = if opts.nes {
+        let read_op = g.s.bit(cw, ctl::READ_OP);
+        let reads = g.or1(read_op, f_rmw_mem);
+        let c = g.s.concat(&[exec, io, reads, waiting]);
+        let stall = g.s.eq_const(c, 0b0111);
+        let ns = g.not1(stall);
+        (stall, g.and1(exec, ns))
+    } else {
+        (zero, exec)
+    };
+    let go = exec;
+    // `exec AND flag`: the select of an instruction's case in the next values.
+    let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
+
     // ---- read-modify-write stage ----
     let rmw = field(g, ctl::RMW, 3);
     let rmw_is = g.one_hot(rmw, 7);
@@ -929,14 +944,18 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let shr = g.s.shift_const(ShiftKind::Shr, operand, 1);
     // ROL and ROR: the old carry in the free bit, as a sum of disjoint bits (one layer, no OR gate).
     let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
-    let rol = g.s.sum(8, &[t(operand, 1), t(flag_c, 0)], 0);
+    let rol = {
+        let lo7 = g.s.slice(operand, 0, 7);
+        g.s.concat(&[flag_c, lo7])
+    };
     let ror = {
         let hi7 = g.s.slice(operand, 1, 7);
-        g.s.sum(8, &[t(hi7, 0), t(flag_c, 7)], 0)
+        g.s.concat(&[hi7, flag_c])
     };
     let inc = g.add_k(operand, 1);
     let dec = g.add_k(operand, 0xFF);
-    let rmw_val = g.s.one_hot(8, &[(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)]);
+    let rmw_variants = [(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)];
+    let rmw_val = g.s.one_hot(8, &rmw_variants);
     let op_b7 = g.bit(operand, 7);
     let op_b0 = g.bit(operand, 0);
     let left = g.or1(rmw_is[1], rmw_is[3]);
@@ -962,8 +981,19 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let is_adc = alu_is[Alu::Adc as usize];
     let compare = g.s.any(&[is_cmp, is_cpx, is_cpy, is_axs]);
     let invert = g.or1(is_sbc, compare);
-    let not_o = g.s.not(o);
-    let addend = g.s.select(invert, not_o, o);
+    // The adder's operand: the read-modify-write variant, inverted for SBC and the compares, in one select.
+    let addend = {
+        let ni = g.not1(invert);
+        let mut cases = Vec::new();
+        for &(sel, v) in &rmw_variants {
+            let plain = g.and1(sel, ni);
+            let inv = g.and1(sel, invert);
+            let nv = g.s.not(v);
+            cases.push((plain, v));
+            cases.push((inv, nv));
+        }
+        g.s.one_hot(8, &cases)
+    };
     let add_left = g.pick(8, &[(is_cpx, x), (is_cpy, y), (is_axs, ax)], a);
     let cin = g.s.select(compare, one, alu_cin);
     let sum9 = g.s.sum(9, &[t(add_left, 0), t(addend, 0), t(cin, 0)], 0);
@@ -973,14 +1003,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let sum_v = {
         let (a7, d7, s7) = (g.bit(a, 7), g.bit(addend, 7), g.bit(sum, 7));
         let c = g.s.concat(&[a7, d7, s7]);
-        let v1 = g.s.eq_const(c, 0b100);
-        let v2 = g.s.eq_const(c, 0b011);
-        g.or1(v1, v2)
+        // (a7, d7, s7) = (0, 0, 1) or (1, 1, 0): one lookup, one layer.
+        let table: Vec<u64> = (0..8u64).map(|i| u64::from(i == 0b100 || i == 0b011)).collect();
+        g.s.lookup(1, table, c)
     };
     let alr = g.s.shift_const(ShiftKind::Shr, a_and, 1);
     let arr = {
         let hi7 = g.s.slice(a_and, 1, 7);
-        g.s.sum(8, &[t(hi7, 0), t(flag_c, 7)], 0)
+        g.s.concat(&[hi7, flag_c])
     };
     let alu_cases = |g: &mut Gates| {
         vec![
@@ -1032,77 +1062,77 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let s_delta = field(g, ctl::S_DELTA, 8);
     let s_moved = g.s.add(sp, s_delta);
 
-    // ---- flags: N and Z from the value the instruction sets them by, taken straight from its sources ----
+    // ---- flags: each bit of P is one select over its sources (N and Z straight from every value an
+    // instruction may set them by), so no intermediate "new P" is formed ----
     let nz_src = field(g, ctl::NZ, 4);
     let nz_is = g.one_hot(nz_src, 9);
-    let nz_val = {
-        let mut cases = vec![
-            (nz_is[Nz::Adder as usize], sum),
-            (nz_is[Nz::Operand as usize], operand),
-            (nz_is[Nz::Rmw as usize], rmw_val),
-            (nz_is[Nz::Bit as usize], a_and),
-        ];
-        // AluA: the ALU op's own value; NewX/NewY/NewA: the transfer's or step's source.
-        for (s, v) in alu_cases(g) {
-            cases.push((s, v));
-        }
-        for (f, v) in [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)] {
-            cases.push((f, v));
-        }
-        g.s.one_hot(8, &cases)
-    };
-    let nz_keep = nz_is[Nz::Keep as usize];
-    let nz_bit = nz_is[Nz::Bit as usize];
-    let val_zero = g.s.eq_const(nz_val, 0);
-    let val_neg = g.bit(nz_val, 7);
+    let mut nz_sources: Vec<(NodeId, NodeId)> =
+        vec![(nz_is[Nz::Adder as usize], sum), (nz_is[Nz::Operand as usize], operand), (nz_is[Nz::Rmw as usize], rmw_val)];
+    // AluA: the ALU op's own value; NewX/NewY/NewA: the transfer's or step's source.
+    nz_sources.extend(alu_cases(g));
+    for (f, v) in [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)] {
+        nz_sources.push((f, v));
+    }
+    let (mut z_cases, mut n_cases) = (Vec::new(), Vec::new());
+    for (sel, v) in nz_sources {
+        let e = when(g, sel);
+        let z = g.s.eq_const(v, 0);
+        let n = g.bit(v, 7);
+        z_cases.push((e, z));
+        n_cases.push((e, n));
+    }
+    // BIT: Z from A AND the operand, N from the operand's bit 7.
+    let bit_sel = when(g, nz_is[Nz::Bit as usize]);
+    let bit_z = g.s.eq_const(a_and, 0);
     let o_b7 = g.bit(o, 7);
-    let n_calc = g.s.select(nz_bit, o_b7, val_neg);
-    let n_new = g.s.select(nz_keep, flag_n, n_calc);
-    let z_new = g.s.select(nz_keep, flag_z, val_zero);
+    z_cases.push((bit_sel, bit_z));
+    n_cases.push((bit_sel, o_b7));
     let c_src = field(g, ctl::C, 3);
     let c_is = g.one_hot(c_src, 8);
     let a_and_b0 = g.bit(a_and, 0);
     let (arr_b6, arr_b5) = (g.bit(arr, 6), g.bit(arr, 5));
     let and_b7 = g.bit(a_and, 7);
-    let c_new = g.s.one_hot(
-        1,
-        &[
-            (c_is[CarrySrc::Keep as usize], flag_c),
-            (c_is[CarrySrc::Shift as usize], shift_c),
-            (c_is[CarrySrc::Adder as usize], sum_c),
-            (c_is[CarrySrc::Set as usize], one),
-            (c_is[CarrySrc::Bit7 as usize], and_b7),
-            (c_is[CarrySrc::AndBit0 as usize], a_and_b0),
-            (c_is[CarrySrc::Bit6 as usize], arr_b6),
-        ],
-    );
+    let mut c_cases = Vec::new();
+    for (k, v) in [
+        (CarrySrc::Shift, shift_c),
+        (CarrySrc::Adder, sum_c),
+        (CarrySrc::Clear, zero),
+        (CarrySrc::Set, one),
+        (CarrySrc::Bit7, and_b7),
+        (CarrySrc::AndBit0, a_and_b0),
+        (CarrySrc::Bit6, arr_b6),
+    ] {
+        let e = when(g, c_is[k as usize]);
+        c_cases.push((e, v));
+    }
     let v_src = field(g, ctl::V, 3);
     let v_is = g.one_hot(v_src, 5);
     let o_b6 = g.bit(o, 6);
     let arr_v = g.s.xor(arr_b6, arr_b5);
-    let v_new = g.s.one_hot(
-        1,
-        &[
-            (v_is[OverflowSrc::Keep as usize], flag_v),
-            (v_is[OverflowSrc::Adder as usize], sum_v),
-            (v_is[OverflowSrc::Operand6 as usize], o_b6),
-            (v_is[OverflowSrc::Arr as usize], arr_v),
-        ],
-    );
+    let mut v_cases = Vec::new();
+    for (k, v) in [(OverflowSrc::Adder, sum_v), (OverflowSrc::Operand6, o_b6), (OverflowSrc::Clear, zero), (OverflowSrc::Arr, arr_v)] {
+        let e = when(g, v_is[k as usize]);
+        v_cases.push((e, v));
+    }
     let f_cli = flag(g, Flag::Cli);
     let f_sei = flag(g, Flag::Sei);
     let f_cld = flag(g, Flag::Cld);
     let f_sed = flag(g, Flag::Sed);
     let i_set = g.or1(f_sei, f_brk);
-    let i_new = g.pick(1, &[(f_cli, zero), (i_set, one)], flag_i);
-    let d_new = g.pick(1, &[(f_cld, zero), (f_sed, one)], flag_d);
-    let p_calc = g.s.concat(&[c_new, z_new, i_new, d_new, zero, one, v_new, n_new]);
-    let pulled_p = {
-        let m = g.k(8, 0xCF);
-        let t = g.s.and(p0, m);
-        let u = g.k(8, 0x20);
-        g.s.or(t, u)
+    let i_cases = vec![(when(g, f_cli), zero), (when(g, i_set), one)];
+    let d_cases = vec![(when(g, f_cld), zero), (when(g, f_sed), one)];
+    // PLP and RTI: P from the stack, bits 4 and 5 as stored (B = 0, 1).
+    let pulls_p = {
+        let f = g.or1(f_plp, f_rti);
+        when(g, f)
     };
+    let mut p_bit_cases: Vec<Vec<(NodeId, NodeId)>> = vec![c_cases, z_cases, i_cases, d_cases, vec![], vec![], v_cases, n_cases];
+    for (b, cases) in p_bit_cases.iter_mut().enumerate() {
+        if b != 4 && b != 5 {
+            let pulled = g.bit(p0, b as u32);
+            cases.push((pulls_p, pulled));
+        }
+    }
 
     // ---- program counter ----
     let len = field(g, ctl::LEN, 2);
@@ -1155,24 +1185,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let f_store_x = flag(g, Flag::StoreX);
     let f_store_y = flag(g, Flag::StoreY);
     let f_store_ax = flag(g, Flag::StoreAx);
-    let f_rmw_mem = flag(g, Flag::RmwMem);
     let f_pha = flag(g, Flag::Pha);
     let f_php = flag(g, Flag::Php);
     let f_store_high = flag(g, Flag::StoreHigh);
-    // NES map: an instruction that reads an IO register first asks the host (port IO_READ) and changes
-    // nothing else (a stall); the next step, waiting, runs it with the answer.
-    let stall = if opts.nes {
-        let read_op = g.s.bit(cw, ctl::READ_OP);
-        let reads = g.or1(read_op, f_rmw_mem);
-        let c = g.s.concat(&[exec, io, reads, waiting]);
-        g.s.eq_const(c, 0b0111)
-    } else {
-        zero
-    };
-    let go = {
-        let ns = g.not1(stall);
-        g.and1(exec, ns)
-    };
     let store_val = {
         // SHY / SHX store the register AND (the base's high byte + 1).
         let hi1 = g.add_k(b2, 1);
@@ -1324,9 +1339,21 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let i = g.k(8, 0x04);
         g.s.or(p, i)
     };
-    let pulls_p = g.or1(f_plp, f_rti);
-    let p_cases = with_default(g, vec![(pulls_p, pulled_p)], p_calc);
-    let p_next = next(g, 8, i_p, Some(p_int), p_cases, p);
+    let p_next = {
+        let mut bits = Vec::new();
+        for (b, cases) in p_bit_cases.into_iter().enumerate() {
+            let bit = match b {
+                4 => zero,
+                5 => one,
+                _ => {
+                    let (ib, pb, nb) = (g.bit(i_p, b as u32), g.bit(p_int, b as u32), g.bit(p, b as u32));
+                    next(g, 1, ib, Some(pb), cases, nb)
+                }
+            };
+            bits.push(bit);
+        }
+        g.s.concat(&bits)
+    };
     let mut cyc_cases = vec![(exec, cyc_exec)];
     if opts.nes {
         let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
@@ -1352,26 +1379,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let bd = g.k(8, BUSY_DMA);
         g.pick(8, &[(stop, b255), (booting, b1), (stall, bw), (dma_more, bd)], b0)
     };
-    // A stall keeps every register (BUSY aside); so does a waiting step keep the NMI line's last level.
-    let (pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next, poll_next, nmi_next) = if opts.nes {
-        let ns = g.not1(stall);
-        let hold = |g: &mut Gates, w: u32, keep: NodeId, next: NodeId| g.s.one_hot(w, &[(stall, keep), (ns, next)]);
+    // A stall keeps every register (its cases are gated by `exec`, which excludes it); a waiting step or a
+    // DMA keeps the NMI line's last level, so an edge during it is taken after it.
+    let nmi_next = if opts.nes {
         let held = g.or1(waiting, dma);
         let nh = g.not1(held);
-        let nmi_next = g.s.one_hot(1, &[(held, nmi_level), (nh, nmi_in)]);
-        (
-            hold(g, 16, pc, pc_next),
-            hold(g, 8, a, a_next),
-            hold(g, 8, x, x_next),
-            hold(g, 8, y, y_next),
-            hold(g, 8, sp, s_next),
-            hold(g, 8, p, p_next),
-            hold(g, 32, cyc, cyc_next),
-            hold(g, 2, poll_i, poll_next),
-            nmi_next,
-        )
+        g.s.one_hot(1, &[(held, nmi_level), (nh, nmi_in)])
     } else {
-        (pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next, poll_next, nmi_in)
+        nmi_in
     };
     let s = &mut *g.s;
     s.set_next(reg::PC, pc_next);

@@ -38,5 +38,5 @@ fn the_plan_of_the_2a03() {
     if std::env::var_os("MOS6502_CRITICAL_PATH").is_some() {
         eprintln!("  critical path (node@ready sublayer): {}", path.join(" <- "));
     }
-    assert!(g.layers <= 22, "{} layers (one-layer selects and per-candidate pointer rows keep the 2A03 at 22)", g.layers);
+    assert!(g.layers <= 19, "{} layers (one-layer selects, per-candidate pointer rows and per-bit flag selects keep the 2A03 at 19)", g.layers);
 }
