@@ -85,15 +85,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 println!("{name:<14} MISMATCH: {e}");
                 continue;
             }
-            None => (replay.instructions, if r.end == RunEnd::Halted { r.finish.summary.clone() } else { "limit".into() }, r.console.clone()),
+            None => (replay.instructions, if r.end != RunEnd::StepLimit { r.finish.summary.clone() } else { "limit".into() }, r.console.clone()),
         };
         total += instructions;
         let console_check = match &program.expected_console {
-            Some(e) if r.end == RunEnd::Halted && *e != console => {
+            Some(e) if r.end != RunEnd::StepLimit && *e != console => {
                 bad += 1;
                 "DIFFERS"
             }
-            Some(_) if r.end == RunEnd::Halted => "expected",
+            Some(_) if r.end != RunEnd::StepLimit => "expected",
             _ => "-",
         };
         println!(

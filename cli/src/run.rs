@@ -198,7 +198,7 @@ pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo:
     let mut session = l.executor.session();
     let t1 = Instant::now();
     let mut generated = 0usize;
-    let out = host::run_io(
+    let out = host::run_io_until(
         &l.protocol,
         &prompt,
         max_steps,
@@ -224,11 +224,18 @@ pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo:
             let inj = devices.borrow_mut().inject(s);
             inj.into_iter().flat_map(|(port, v)| l.protocol.input_tokens(port, v)).collect()
         },
+        || devices.borrow().done(),
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     pb.finish_and_clear();
     let secs = t1.elapsed().as_secs_f64();
-    let end = if out.halted { RunEnd::Halted } else { RunEnd::StepLimit };
+    let end = if out.halted {
+        RunEnd::Halted
+    } else if devices.borrow().done() {
+        RunEnd::Devices
+    } else {
+        RunEnd::StepLimit
+    };
     let mut d = devices.into_inner();
     let finish = d.finish(end);
     let _ = std::io::stdout().flush();

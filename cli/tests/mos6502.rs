@@ -109,3 +109,15 @@ fn the_nes_map_mirrors_ram_keeps_rom_and_asks_the_host_for_io() {
     assert_eq!(code, Some(1));
     assert!(stderr.contains("the NES map runs iNES files"), "{stderr}");
 }
+
+#[test]
+fn the_nes_demo_ends_when_the_host_sees_its_result() {
+    // A NES program never halts: the host's devices end the run once blargg's status at $6000 is final.
+    let (code, stdout, stderr) = run(&["run", "configs/nes.toml", "--no-progress"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.as_bytes(), isa_6502::front::DEMO_OUTPUT, "{stderr}");
+    assert!(stderr.contains("test status $00 at $6000 (passed)"), "{stderr}");
+    let (code, stdout, stderr) = run(&["lockstep", "configs/nes.toml"]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("expected") && stdout.contains(", 0 programs disagreeing"), "{stdout}");
+}

@@ -690,8 +690,9 @@ fn read_run(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> Vec<NodeI
 }
 
 /// Writes `bytes[i]` at `base - i` (descending, within `base`'s page: stack pushes) for `i < count`, or one
-/// byte at `base`: one write per bank. `count` is a 2-bit node (0..=3), `enable` gates all of it.
-fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, enable: NodeId) {
+/// byte at `base`: one write per bank. `count` is a 2-bit node (0..=3), `enable` gates all of it and `veto`
+/// (late: a store diverted to a port, an IO register or ROM) cancels it, in the same gate.
+fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, enable: NodeId, veto: NodeId) {
     let lo2 = g.s.slice(base, 0, 2);
     let row = g.s.slice(base, 2, ROW_BITS);
     let in_page = g.s.slice(row, 0, 6);
@@ -712,7 +713,8 @@ fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, ena
             .collect();
         let idx = g.s.one_hot(2, &idx_cases);
         let within = g.s.cmp(CmpKind::Ltu, idx, count);
-        let en = g.and1(within, enable);
+        let c = g.s.concat(&[within, enable, veto]);
+        let en = g.s.eq_const(c, 0b011);
         let r = if k == 0 {
             row
         } else {
@@ -1222,12 +1224,15 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
     // Stores and read-modify-writes reach memory unless diverted to a port, an IO register or ROM.
     let writes_ea = g.or1(f_store, f_rmw_mem);
-    let ea_write = {
+    // A store or read-modify-write whose byte goes to a port, an IO register or ROM writes no memory: a veto
+    // on the write run's enables, so that the run's byte count does not wait for the address.
+    let ea_veto = {
         diverted.push(io);
         diverted.push(rom);
         let d = g.s.any(&diverted);
-        let nd = g.not1(d);
-        g.and1(writes_ea, nd)
+        let ni = g.not1(take_int);
+        let c = g.s.concat(&[writes_ea, d, ni]);
+        g.s.eq_const(c, 0b111)
     };
     let io_write = {
         let t = g.and1(writes_ea, io);
@@ -1257,7 +1262,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let w0 = g.s.one_hot(8, &[(st_store, store_val), (st_rmw, rmw_val), (pha, a), (php, pushed_p), (jsr_brk_i, ret_hi), (take_int, pc_hi)]);
     let w1 = g.s.one_hot(8, &[(jsr_brk_i, ret_lo), (take_int, pc_lo)]);
     let w2 = g.s.one_hot(8, &[(brk_i, pushed_p), (take_int, p)]);
-    let one_byte = g.s.any(&[ea_write, f_pha, f_php]);
+    let one_byte = g.s.any(&[writes_ea, f_pha, f_php]);
     let count = {
         let (c1, c2, c3, c0) = (g.k(2, 1), g.k(2, 2), g.k(2, 3), g.k(2, 0));
         let jsr = g.and1(f_jsr, nt);
@@ -1273,7 +1278,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         g.s.one_hot(16, &[(pushes, stack_base), (plain, ea_mem), (high, ea_sh)])
     };
     let write_en = g.or1(go, take_int);
-    write_run(g, push_base, [w0, w1, w2], count, write_en);
+    write_run(g, push_base, [w0, w1, w2], count, write_en, ea_veto);
 
     // ---- the boot step: registers from INIT ----
     let init = |g: &mut Gates, row: u64| {

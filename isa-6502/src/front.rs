@@ -440,6 +440,10 @@ impl Devices for NesStubDevices {
     fn console(&self) -> &[u8] {
         &self.console
     }
+    /// Done once blargg's status at $6000 is final: NES programs never halt.
+    fn done(&self) -> bool {
+        self.result.is_some()
+    }
     fn finish(&mut self, end: isa_api::front::RunEnd) -> isa_api::front::Finish {
         use isa_api::front::{EXIT_FAULT, EXIT_STEP_LIMIT, Finish};
         if let Some(f) = self.fault {

@@ -40,3 +40,18 @@ fn the_plan_of_the_2a03() {
     }
     assert!(g.layers <= 19, "{} layers (one-layer selects, per-candidate pointer rows and per-bit flag selects keep the 2A03 at 19)", g.layers);
 }
+
+#[test]
+fn the_console_adds_no_depth_and_the_nes_map_three_layers() {
+    // The NES map translates the data address and waits for the IO decision (a stall) in every case's select.
+    for (name, opts, most) in [
+        ("flat with console and exit", Mos6502Options { console: Some(0xF001), exit: Some(0xF002), nes: false }, 19),
+        ("NES map", Mos6502Options { nes: true, ..Default::default() }, 22),
+    ] {
+        let desc = mos6502_machine(&opts);
+        let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
+        let cfg = weaver::emit::config(&alloc);
+        eprintln!("2A03 {name}: {} layers, hidden {}, {} parameters", alloc.geometry.layers, alloc.geometry.hidden, cfg.parameter_count());
+        assert!(alloc.geometry.layers <= most, "{name}: {} layers", alloc.geometry.layers);
+    }
+}

@@ -85,6 +85,8 @@ pub enum RunEnd {
     Halted,
     /// The step bound was reached first.
     StepLimit,
+    /// The host's devices ended the run ([`Devices::done`]: e.g. a test ROM reported its result).
+    Devices,
 }
 
 /// What the devices say at the end of a run.
@@ -116,6 +118,12 @@ pub trait Devices {
     fn console(&self) -> &[u8];
     /// The end of the run.
     fn finish(&mut self, end: RunEnd) -> Finish;
+    /// Whether the devices have seen what they wait for (a test ROM's result, a program's last frame), so
+    /// the host stops at this step boundary though the machine runs on (NES programs never halt). Default:
+    /// never; the run ends when the machine halts or at the step bound.
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// An independent check of a finished trace (RV32: the reference interpreter, itself checked against QEMU).
@@ -308,6 +316,7 @@ impl Devices for PortPrinter {
         match end {
             RunEnd::Halted => Finish { status: 0, summary: "halted".into() },
             RunEnd::StepLimit => Finish { status: EXIT_STEP_LIMIT, summary: "the machine had not halted".into() },
+            RunEnd::Devices => Finish { status: 0, summary: "the devices ended the run".into() },
         }
     }
 }

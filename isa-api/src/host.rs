@@ -78,9 +78,23 @@ pub fn run_io<E>(
     proto: &Protocol,
     prompt: &[u32],
     max_steps: usize,
+    next: impl FnMut(u32) -> Result<u32, E>,
+    observe: impl FnMut(Event),
+    inject: impl FnMut(usize) -> Vec<u32>,
+) -> Result<RunOutcome, RunError<E>> {
+    run_io_until(proto, prompt, max_steps, next, observe, inject, || false)
+}
+
+/// [`run_io`] that also stops at a step boundary where `stop()` says so (the host's devices have seen what
+/// they wait for: [`crate::Devices::done`]); the machine itself runs on, so the outcome is not `halted`.
+pub fn run_io_until<E>(
+    proto: &Protocol,
+    prompt: &[u32],
+    max_steps: usize,
     mut next: impl FnMut(u32) -> Result<u32, E>,
     mut observe: impl FnMut(Event),
     mut inject: impl FnMut(usize) -> Vec<u32>,
+    mut stop: impl FnMut() -> bool,
 ) -> Result<RunOutcome, RunError<E>> {
     let mut out = RunOutcome { trace: Trace { prompt: prompt.to_vec(), ..Trace::default() }, ..RunOutcome::default() };
     let mut pred = None;
@@ -111,7 +125,7 @@ pub fn run_io<E>(
                 out.steps += 1;
                 out.outputs.extend_from_slice(&step.outputs);
                 observe(Event::Step { steps: out.steps, step: &step });
-                if out.steps >= max_steps {
+                if out.steps >= max_steps || stop() {
                     break;
                 }
                 tok = next(tok).map_err(RunError::Executor)?;
