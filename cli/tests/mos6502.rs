@@ -121,3 +121,14 @@ fn the_nes_demo_ends_when_the_host_sees_its_result() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("expected") && stdout.contains(", 0 programs disagreeing"), "{stdout}");
 }
+
+#[test]
+fn an_illegal_opcode_is_a_fault_naming_opcode_and_pc() {
+    // At $0400: INX; INX; JAM ($02).
+    let dir = scratch("mos6502-jam");
+    let bin = dir.join("jam.bin");
+    std::fs::write(&bin, [0xE8, 0xE8, 0x02]).unwrap();
+    let (code, _, stderr) = run(&["run", "configs/6502-flat.toml", bin.to_str().unwrap(), "--no-progress"]);
+    assert_eq!(code, Some(134), "{stderr}");
+    assert!(stderr.contains("machine fault: JAM $02 (JAM) at $0402"), "{stderr}");
+}

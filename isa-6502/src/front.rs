@@ -291,7 +291,7 @@ impl Machine for Mos6502Machine {
     }
     fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         Ok(match self.keys.map {
-            MemoryMap::Flat => Box::new(PortPrinter::new(face, console)),
+            MemoryMap::Flat => Box::new(FlatDevices { ports: PortPrinter::new(face, console), fault: None }),
             MemoryMap::Nes => Box::new(NesStubDevices::new(console)),
         })
     }
@@ -374,6 +374,42 @@ impl Bus for HostBus {
     }
 }
 
+/// The devices of the flat map: the generic port printer (console, exit status), with a fault named by its
+/// opcode and PC.
+pub struct FlatDevices {
+    ports: PortPrinter,
+    fault: Option<u64>,
+}
+
+impl Devices for FlatDevices {
+    fn step(&mut self, st: &isa_api::StepEvents) {
+        if let Some(f) = st.output(0).filter(|&f| f != 0) {
+            self.fault.get_or_insert(f);
+        }
+        self.ports.step(st);
+    }
+    fn instructions(&self) -> u64 {
+        self.ports.instructions()
+    }
+    fn console(&self) -> &[u8] {
+        self.ports.console()
+    }
+    fn finish(&mut self, end: isa_api::front::RunEnd) -> isa_api::front::Finish {
+        let mut f = self.ports.finish(end);
+        if let Some(code) = self.fault {
+            f.summary = fault_summary(code);
+        }
+        f
+    }
+}
+
+/// A `FAULT` port value in words: the opcode and its address.
+pub fn fault_summary(code: u64) -> String {
+    let (opcode, pc) = ((code & 0xFF) as u8, (code >> 8) & 0xFFFF);
+    let what = if crate::decode(opcode).mnemonic == crate::Mnemonic::Jam { "JAM" } else { "unsupported unstable opcode" };
+    format!("machine fault: {what} ${opcode:02X} ({}) at ${pc:04X}", crate::decode(opcode).mnemonic)
+}
+
 /// The host of the NES map until host-nes (issue 14) plays the PPU and APU: it answers IO reads (PPU status
 /// $2002 with the vertical-blank bit set, everything else 0), ignores IO writes, and follows blargg's test
 /// protocol in PRG RAM ($6000 status, $6001-$6003 = DE B0 61, text from $6004), from the memory writes of the
@@ -447,7 +483,7 @@ impl Devices for NesStubDevices {
     fn finish(&mut self, end: isa_api::front::RunEnd) -> isa_api::front::Finish {
         use isa_api::front::{EXIT_FAULT, EXIT_STEP_LIMIT, Finish};
         if let Some(f) = self.fault {
-            return Finish { status: EXIT_FAULT, summary: format!("fault: opcode ${:02X} at ${:04X}", f & 0xFF, (f >> 8) & 0xFFFF) };
+            return Finish { status: EXIT_FAULT, summary: fault_summary(f) };
         }
         match (self.result, end) {
             (Some(r), _) => Finish { status: r, summary: format!("test status ${r:02X} at $6000 ({})", if r == 0 { "passed" } else { "failed" }) },
