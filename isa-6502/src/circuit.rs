@@ -885,7 +885,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
     let ea = g.s.one_hot(16, &ea_cases);
     // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
-    let (ea_mem, io, rom) = if opts.nes {
+    let (ea_mem, io, rom, io_parts) = if opts.nes {
         let hi3 = g.s.slice(ea, 13, 3);
         let in_ram = g.s.eq_const(hi3, 0);
         let not_ram = g.not1(in_ram);
@@ -896,26 +896,32 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let is_ppu = g.s.eq_const(hi3, 1);
         let top = g.s.slice(ea, 5, 11);
         let is_apu = g.s.eq_const(top, 0x4000 >> 5);
-        (ea_mem, g.or1(is_ppu, is_apu), g.bit(ea, 15))
+        (ea_mem, g.or1(is_ppu, is_apu), g.bit(ea, 15), vec![is_ppu, is_apu])
     } else {
-        (ea, zero, zero)
+        (ea, zero, zero, vec![])
     };
     let (dwords, _) = read_banks(g, ea_mem, 1, false);
     // The operand: the immediate byte, A, the host's IO answer, or the byte of the bank `ea % 4` names (one
     // select).
-    let reg_mode = g.or1(m_imm, m_acc);
     let operand = {
+        // Each select is one equality over the address's low bits, the mode and the IO decision's parts.
         let ea_lo2 = g.s.slice(ea, 0, 2);
-        let veto = g.or1(reg_mode, io);
+        let mut parts = vec![ea_lo2, m_imm, m_acc];
+        parts.extend(&io_parts);
+        let c = g.s.concat(&parts);
         let mut cases = vec![(m_imm, b1), (m_acc, a)];
         for (k, &word) in dwords.iter().enumerate() {
-            let sel = g.eq_unless(ea_lo2, k as u64, veto);
+            let sel = g.s.eq_const(c, k as u64);
             cases.push((sel, word));
         }
         if opts.nes {
+            // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer.
             let io_data = g.s.input(input::IO_DATA, 8);
-            let nr = g.not1(reg_mode);
-            let sel = g.and1(io, nr);
+            let mut parts = vec![m_imm, m_acc];
+            parts.extend(&io_parts);
+            let c4 = g.s.concat(&parts);
+            let table: Vec<u64> = (0..16u64).map(|i| u64::from(i & 3 == 0 && (i >> 2 == 1 || i >> 2 == 2))).collect();
+            let sel = g.s.lookup(1, table, c4);
             cases.push((sel, io_data));
         }
         g.s.one_hot(8, &cases)
@@ -973,6 +979,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let ax = g.s.and(a, x);
     let a_or = g.s.or(a, o);
     let a_and = g.s.and(a, o);
+    // ANC, ALR, ARR and BIT AND the operand itself (no read-modify-write before them): a shorter path.
+    let a_and_op = g.s.and(a, operand);
     let a_eor = g.s.xor(a, o);
     // One 9-bit adder: ADC (A + o + C), SBC (A + !o + C), compares (reg + !o + 1), AXS ((A & X) + !o + 1).
     let is_sbc = alu_is[Alu::Sbc as usize];
@@ -1009,9 +1017,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let table: Vec<u64> = (0..8u64).map(|i| u64::from(i == 0b100 || i == 0b011)).collect();
         g.s.lookup(1, table, c)
     };
-    let alr = g.s.shift_const(ShiftKind::Shr, a_and, 1);
+    let alr = g.s.shift_const(ShiftKind::Shr, a_and_op, 1);
     let arr = {
-        let hi7 = g.s.slice(a_and, 1, 7);
+        let hi7 = g.s.slice(a_and_op, 1, 7);
         g.s.concat(&[hi7, flag_c])
     };
     let alu_cases = |g: &mut Gates| {
@@ -1021,7 +1029,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
             (alu_is[Alu::Eor as usize], a_eor),
             (is_adc, sum),
             (is_sbc, sum),
-            (alu_is[Alu::Anc as usize], a_and),
+            (alu_is[Alu::Anc as usize], a_and_op),
             (alu_is[Alu::Alr as usize], alr),
             (alu_is[Alu::Arr as usize], arr),
         ]
@@ -1085,15 +1093,15 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
     // BIT: Z from A AND the operand, N from the operand's bit 7.
     let bit_sel = when(g, nz_is[Nz::Bit as usize]);
-    let bit_z = g.s.eq_const(a_and, 0);
-    let o_b7 = g.bit(o, 7);
+    let bit_z = g.s.eq_const(a_and_op, 0);
+    let o_b7 = g.bit(operand, 7);
     z_cases.push((bit_sel, bit_z));
     n_cases.push((bit_sel, o_b7));
     let c_src = field(g, ctl::C, 3);
     let c_is = g.one_hot(c_src, 8);
-    let a_and_b0 = g.bit(a_and, 0);
+    let a_and_b0 = g.bit(a_and_op, 0);
     let (arr_b6, arr_b5) = (g.bit(arr, 6), g.bit(arr, 5));
-    let and_b7 = g.bit(a_and, 7);
+    let and_b7 = g.bit(a_and_op, 7);
     let mut c_cases = Vec::new();
     for (k, v) in [
         (CarrySrc::Shift, shift_c),
@@ -1109,7 +1117,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
     let v_src = field(g, ctl::V, 3);
     let v_is = g.one_hot(v_src, 5);
-    let o_b6 = g.bit(o, 6);
+    let o_b6 = g.bit(operand, 6);
     let arr_v = g.s.xor(arr_b6, arr_b5);
     let mut v_cases = Vec::new();
     for (k, v) in [(OverflowSrc::Adder, sum_v), (OverflowSrc::Operand6, o_b6), (OverflowSrc::Clear, zero), (OverflowSrc::Arr, arr_v)] {

@@ -42,11 +42,11 @@ fn the_plan_of_the_2a03() {
 }
 
 #[test]
-fn the_console_adds_no_depth_and_the_nes_map_three_layers() {
+fn the_console_adds_no_depth_and_the_nes_map_two_layers() {
     // The NES map translates the data address and waits for the IO decision (a stall) in every case's select.
     for (name, opts, most) in [
         ("flat with console and exit", Mos6502Options { console: Some(0xF001), exit: Some(0xF002), nes: false }, 19),
-        ("NES map", Mos6502Options { nes: true, ..Default::default() }, 22),
+        ("NES map", Mos6502Options { nes: true, ..Default::default() }, 21),
     ] {
         let desc = mos6502_machine(&opts);
         let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
