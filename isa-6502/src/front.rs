@@ -27,11 +27,17 @@ use std::io::Write;
 /// The registers and cycle counter a machine starts from (what the boot step loads from `INIT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpuState {
+    /// Program counter.
     pub pc: u16,
+    /// Accumulator.
     pub a: u8,
+    /// Index register X.
     pub x: u8,
+    /// Index register Y.
     pub y: u8,
+    /// Stack pointer.
     pub s: u8,
+    /// Status flags (bits 4 and 5 are stored as B = 0, 1).
     pub p: u8,
     /// Cycles already run (the reset sequence's 7 on a real start), modulo 2^32.
     pub cycles: u32,
@@ -138,10 +144,14 @@ pub struct Mos6502Keys {
     /// The memory map: `flat` (64 KiB of RAM).
     #[serde(default)]
     pub map: MemoryMap,
+    /// A store here prints a console byte (port `OUT`) instead of writing memory.
     pub console: Option<u16>,
+    /// A store here ends the program with the stored byte as exit status (port `EXIT`).
     pub exit: Option<u16>,
+    /// Where a raw binary is loaded.
     #[serde(default)]
     pub load_at: u16,
+    /// The first PC (default: the reset vector where the program sets it, else `load_at`).
     pub entry: Option<u16>,
 }
 
@@ -208,6 +218,7 @@ pub const NES_DEMO: &[u8] = include_bytes!("../examples/nes_demo.nes");
 
 /// A configured 2A03.
 pub struct Mos6502Machine {
+    /// Its `[machine]` keys.
     pub keys: Mos6502Keys,
 }
 
@@ -306,6 +317,7 @@ impl Machine for Mos6502Machine {
 /// $1FFF, IO registers answered by `io_answer`, ROM read-only), with the console and exit addresses of `opts`
 /// (stores there do not reach memory).
 pub struct HostBus {
+    /// The 64 KiB of memory (in the NES map: RAM at $0000-$07FF, PRG RAM, PRG ROM at their addresses).
     pub ram: Vec<u8>,
     /// The NES map.
     pub nes: bool,
@@ -314,9 +326,13 @@ pub struct HostBus {
     pub io_answer: Option<(u16, u8)>,
     /// IO register writes (address, value) since the last clear.
     pub io_writes: Vec<(u16, u8)>,
+    /// The console address (stores there go to `console`).
     pub console_addr: Option<u16>,
+    /// The exit address (a store there sets `exit`).
     pub exit_addr: Option<u16>,
+    /// Console bytes written so far.
     pub console: Vec<u8>,
+    /// The exit status, once the program stored it.
     pub exit: Option<u8>,
     /// Memory writes since the last [`HostBus::take_writes`] (address, value), the last per address.
     pub writes: Vec<(u16, u8)>,

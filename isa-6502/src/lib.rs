@@ -1,16 +1,16 @@
-//! The NES's CPU, the Ricoh 2A03 (an NMOS 6502 without decimal mode), for issue 13.
+//! The NES's CPU, the Ricoh 2A03 (an NMOS 6502 without decimal mode), woven into Qwen3.5 weights (issue 13).
 //!
-//! What exists: the reference interpreter, written from the NESdev wiki's CPU pages, and its tests against
-//! independent data (Tom Harte's single-instruction tests with every bus cycle, nestest's golden log, Klaus
-//! Dormann's functional test):
+//! - [`circuit`]: the machine as an `isa-api` circuit, one instruction per step, in a flat 64 KiB map or the NES
+//!   map (IO ranges, OAM DMA): `mos6502_machine`;
+//! - [`front`]: its registry entry (`isa = "6502"`), `[machine]` keys, program loader (raw binaries, NROM iNES
+//!   files), demos, host devices and the lockstep of a trace with the interpreter;
+//! - the reference interpreter, written from the NESdev wiki's CPU pages and checked against independent data
+//!   (Tom Harte's tests with every bus cycle, nestest's log, Klaus Dormann's and blargg's tests): [`opcode`] (the
+//!   256-opcode matrix), [`bus`] (the [`Bus`] it runs on), [`cpu`] (every official opcode, the stable unofficial
+//!   ones and LXA/SHY/SHX, cycle-exact bus accesses, reset, NMI, IRQ, BRK; JAM and the other unstable opcodes are
+//!   a [`Fault`]).
 //!
-//! - [`opcode`]: the 256-opcode matrix (mnemonic and addressing mode), official and unofficial,
-//! - [`bus`]: the [`Bus`] the CPU reads and writes through, and a flat 64 KiB RAM implementing it,
-//! - [`cpu`]: the interpreter: every official opcode and the stable unofficial ones, cycle-exact bus accesses,
-//!   reset, NMI, IRQ and BRK; JAM and the unstable opcodes are a [`Fault`].
-//!
-//! Not built yet: the CPU as an `isa-api` circuit woven into the weights, the NES memory map in the network, its
-//! configs and `loom run`/`loom lockstep` for it (see the crate's README).
+//! See the crate's README for the design, the tests and the figures.
 
 pub mod bus;
 pub mod circuit;
