@@ -635,5 +635,11 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
             }
         }
     }
+    if bus.nes && bus.ram[0x6001..0x6004] == [0xDE, 0xB0, 0x61] && bus.ram[0x6000] < 0x80 {
+        // The NES map's console is blargg's text protocol, read from the interpreter's own memory.
+        end = format!("test status ${:02X}", bus.ram[0x6000]);
+        let text: Vec<u8> = bus.ram[0x6004..].iter().take_while(|&&b| b != 0).copied().collect();
+        return Ok(TraceCheck { against: "the 2A03 interpreter".into(), instructions, end, console: text });
+    }
     Ok(TraceCheck { against: "the 2A03 interpreter".into(), instructions, end, console: bus.console })
 }
