@@ -11,6 +11,7 @@
 //! The woven network runs the same checks in `tests/woven.rs`.
 
 mod common;
+use common::{HarteCase, harte_files, log_state};
 
 use isa_6502::circuit::{Mos6502Options, init_row, mem, mos6502_machine, reg};
 use isa_6502::front::{CpuState, HostBus, Mos6502Keys, Mos6502Machine, cpu_registers, interpreter_lockstep, state_image};
@@ -18,7 +19,6 @@ use isa_6502::{Bus, FlatRam};
 use isa_api::front::Program;
 use isa_api::host::Trace;
 use isa_api::{MachineDesc, Reference};
-use serde::Deserialize;
 
 fn flat() -> MachineDesc {
     let d = mos6502_machine(&Mos6502Options::default());
@@ -60,21 +60,6 @@ fn nestest_image() -> Option<(isa_6502::front::ProgramImage, String)> {
     Some((m.image(&program).expect("nestest loads"), std::fs::read_to_string(log).expect("read nestest.log")))
 }
 
-/// PC, A, X, Y, P, SP, CYC of a log line.
-fn log_state(line: &str) -> [u64; 7] {
-    let field = |key: &str| line.split_whitespace().find_map(|t| t.strip_prefix(key)).unwrap_or_else(|| panic!("no {key} in {line}"));
-    let hex = |s: &str| u64::from_str_radix(s, 16).expect("hex");
-    [
-        hex(&line[..4]),
-        hex(field("A:")),
-        hex(field("X:")),
-        hex(field("Y:")),
-        hex(field("SP:")),
-        hex(field("P:")),
-        field("CYC:").parse().expect("CYC"),
-    ]
-}
-
 #[test]
 fn nestest_every_log_line_on_the_reference_evaluator() {
     let Some((img, log)) = nestest_image() else { return };
@@ -91,36 +76,6 @@ fn nestest_every_log_line_on_the_reference_evaluator() {
     }
     assert_eq!((ram_byte(&r, 2), ram_byte(&r, 3)), (0, 0), "nestest's error codes");
     println!("nestest on the circuit: {} log lines compared, 0 mismatches", lines.len());
-}
-
-#[derive(Deserialize)]
-struct HarteCase {
-    name: String,
-    initial: HarteState,
-    #[serde(rename = "final")]
-    expected: HarteState,
-}
-
-#[derive(Deserialize)]
-struct HarteState {
-    pc: u16,
-    s: u8,
-    a: u8,
-    x: u8,
-    y: u8,
-    p: u8,
-    ram: Vec<(u16, u8)>,
-}
-
-fn harte_files() -> Option<Vec<std::path::PathBuf>> {
-    let dir = common::testdata_file("6502/processortests")?;
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("read the processortests directory")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    Some(files)
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! critical path (`MOS6502_CRITICAL_PATH=1` prints it).
 
 use isa_6502::circuit::{Mos6502Options, mos6502_machine};
-use weaver::net::Source;
 
 #[test]
 fn the_plan_of_the_2a03() {
@@ -17,25 +16,8 @@ fn the_plan_of_the_2a03() {
     for (i, r) in net.reads.iter().enumerate() {
         eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
     }
-    let mut gate_node = vec![0usize; net.gates.len()];
-    for (i, src) in net.nodes.iter().enumerate() {
-        if let Source::Gate(gi) = src {
-            gate_node[*gi as usize] = i;
-        }
-    }
-    let last = sched.gate_sublayer.iter().max().copied().unwrap_or(0);
-    let mut cur = (0..net.gates.len()).find(|gi| sched.gate_sublayer[*gi] == last).map(|gi| gate_node[gi]);
-    let mut path = Vec::new();
-    while let Some(n) = cur {
-        path.push(format!("{}@{}", net.names[n], sched.ready[n]));
-        let ins: Vec<usize> = match &net.nodes[n] {
-            Source::Gate(gi) => net.gates[*gi as usize].terms.iter().flat_map(|t| t.lin.iter().map(|(x, _)| *x as usize)).collect(),
-            Source::ReadBit { read, .. } => net.reads[*read as usize].addr.iter().map(|s| s.node as usize).collect(),
-            _ => vec![],
-        };
-        cur = ins.into_iter().max_by_key(|x| sched.ready[*x]);
-    }
     if std::env::var_os("MOS6502_CRITICAL_PATH").is_some() {
+        let path: Vec<String> = sched.critical_path(&net).iter().map(|(n, t)| format!("{n}@{t}")).collect();
         eprintln!("  critical path (node@ready sublayer): {}", path.join(" <- "));
     }
     assert!(g.layers <= 19, "{} layers (one-layer selects, per-candidate pointer rows and per-bit flag selects keep the 2A03 at 19)", g.layers);

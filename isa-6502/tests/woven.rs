@@ -14,6 +14,7 @@
 //! One weave serves every test (a `OnceLock`); the executor is built once per test.
 
 mod common;
+use common::{HarteCase, harte_files, log_state};
 
 use backends::incremental::IncrementalModel;
 use isa_6502::circuit::{Mos6502Options, mem, mos6502_machine, reg};
@@ -22,7 +23,6 @@ use isa_6502::{Bus, FlatRam};
 use isa_api::front::{Machine, Program};
 use isa_api::host::{self, Trace};
 use isa_api::{MachineDesc, Protocol};
-use serde::Deserialize;
 use std::sync::OnceLock;
 
 struct Woven {
@@ -100,39 +100,11 @@ fn nestest_every_log_line_on_the_woven_machine() {
     );
 }
 
-/// PC, A, X, Y, S, P, CYC of a log line.
-fn log_state(line: &str) -> Vec<u64> {
-    let field = |key: &str| line.split_whitespace().find_map(|t| t.strip_prefix(key)).unwrap_or_else(|| panic!("no {key} in {line}"));
-    let hex = |s: &str| u64::from_str_radix(s, 16).expect("hex");
-    vec![hex(&line[..4]), hex(field("A:")), hex(field("X:")), hex(field("Y:")), hex(field("SP:")), hex(field("P:")), field("CYC:").parse().unwrap()]
-}
-
-#[derive(Deserialize)]
-struct HarteCase {
-    name: String,
-    initial: HarteState,
-    #[serde(rename = "final")]
-    expected: HarteState,
-}
-
-#[derive(Deserialize)]
-struct HarteState {
-    pc: u16,
-    s: u8,
-    a: u8,
-    x: u8,
-    y: u8,
-    p: u8,
-    ram: Vec<(u16, u8)>,
-}
-
 #[test]
 fn tom_harte_tests_on_the_woven_machine() {
-    let Some(dir) = common::testdata_file("6502/processortests") else { return };
+    let Some(files) = harte_files() else { return };
     let per_opcode = env_usize("HARTE_PER_OPCODE", 2);
     let w = flat();
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
-    files.sort();
     let (mut compared, mut tokens) = (0usize, 0usize);
     let t = std::time::Instant::now();
     for path in &files {

@@ -66,27 +66,10 @@ fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usi
     let deep: Vec<&str> = (0..net.gates.len()).filter(|gi| sched.gate_sublayer[*gi] == last).take(8).map(|gi| net.names[gate_node[gi]].as_str()).collect();
     eprintln!("  deepest gates (sublayer {last}): {deep:?}");
     // The critical path, walked back from the deepest gate through its latest input.
-    let mut read_of_bit = std::collections::HashMap::new();
-    for (ri, r) in net.reads.iter().enumerate() {
-        for b in &r.bits {
-            read_of_bit.insert(*b as usize, ri);
-        }
-    }
-    let mut cur = (0..net.gates.len()).find(|gi| sched.gate_sublayer[*gi] == last).map(|gi| gate_node[gi]);
-    let mut path = Vec::new();
-    while let Some(n) = cur {
-        path.push(format!("{}@{}", net.names[n], sched.ready[n]));
-        let ins: Vec<usize> = match &net.nodes[n] {
-            Source::Gate(gi) => net.gates[*gi as usize].terms.iter().flat_map(|t| t.lin.iter().map(|(x, _)| *x as usize)).collect(),
-            Source::ReadBit { read, .. } => net.reads[*read as usize].addr.iter().map(|s| s.node as usize).collect(),
-            _ => vec![],
-        };
-        cur = ins.into_iter().max_by_key(|x| sched.ready[*x]);
-    }
     if std::env::var_os("RV32_CRITICAL_PATH").is_some() {
+        let path: Vec<String> = sched.critical_path(&net).iter().map(|(n, t)| format!("{n}@{t}")).collect();
         eprintln!("  critical path (node@ready time): {}", path.join(" <- "));
     }
-    let _ = read_of_bit;
     if std::env::var_os("RV32_CRITICAL_PATH").is_some() {
         // Ready time (sublayer) of every emitted field: which outputs set the depth.
         let fr: Vec<String> = proto.step_fields.iter().zip(&net.outputs).map(|(f, o)| {

@@ -164,3 +164,30 @@ mod tests {
         assert_eq!(s.num_layers, 3);
     }
 }
+
+impl Schedule {
+    /// The critical path: from the deepest gate back through its latest input (a gate's terms, a read's
+    /// address bits) to a source, each as `(node name, sublayer it is ready at)`, deepest first. For reports
+    /// of how deep a machine weaves and why (`isa-6502/tests/weave_plan.rs`, `isa-rv32im/tests/circuit_weave.rs`).
+    pub fn critical_path(&self, net: &Netlist) -> Vec<(String, u32)> {
+        let mut gate_node = vec![0usize; net.gates.len()];
+        for (i, src) in net.nodes.iter().enumerate() {
+            if let Source::Gate(gi) = src {
+                gate_node[*gi as usize] = i;
+            }
+        }
+        let last = self.gate_sublayer.iter().max().copied().unwrap_or(0);
+        let mut cur = (0..net.gates.len()).find(|gi| self.gate_sublayer[*gi] == last).map(|gi| gate_node[gi]);
+        let mut path = Vec::new();
+        while let Some(n) = cur {
+            path.push((net.names[n].clone(), self.ready[n]));
+            let ins: Vec<usize> = match &net.nodes[n] {
+                Source::Gate(gi) => net.gates[*gi as usize].terms.iter().flat_map(|t| t.lin.iter().map(|(x, _)| *x as usize)).collect(),
+                Source::ReadBit { read, .. } => net.reads[*read as usize].addr.iter().map(|s| s.node as usize).collect(),
+                _ => vec![],
+            };
+            cur = ins.into_iter().max_by_key(|x| self.ready[*x]);
+        }
+        path
+    }
+}
