@@ -1,10 +1,23 @@
-; The 2A03 demo of `loom run configs/6502-flat.toml`: a greeting, then the squares of 1 to 10 in decimal.
-; Console: a store to $F001 prints a byte; a store to $F002 ends the program with that exit status.
-; Build: ca65 demo.s -o demo.o && ld65 -t none -S 0x0400 demo.o -o demo.bin   (loaded and started at $0400)
+; The 2A03 demo: a greeting, then the squares of 1 to 10 in decimal.
+; Flat map (`loom run configs/6502-flat.toml`): a store to $F001 prints a byte, a store to $F002 ends the program
+; with that exit status. Build: ca65 demo.s -o demo.o && ld65 -t none -S 0x0400 demo.o -o demo.bin
+; NES map (`loom run configs/nes.toml`, with -D NES): an NROM cartridge that writes its text to PRG RAM with
+; blargg's test protocol ($6001-$6003 = DE B0 61, text from $6004, status 0 at $6000 when done), which the NES
+; host prints. Build: ca65 -D NES demo.s -o nes_demo.o && ld65 -C nes_demo.cfg nes_demo.o -o nes_demo.nes
 
         .setcpu "6502"
+.ifdef NES
+out     = $20           ; where the next text byte goes (16 bits)
+.macro  putc
+        jsr nes_putc
+.endmacro
+.else
 CONSOUT = $F001
 EXIT    = $F002
+.macro  putc
+        sta CONSOUT
+.endmacro
+.endif
 n       = $00           ; the number to square
 sq      = $02           ; its square (16 bits)
 num     = $04           ; print16's argument (16 bits)
@@ -12,10 +25,24 @@ digit   = $06
 started = $07
 tmp     = $08
 
+.ifdef NES
+        .segment "HEADER"
+        .byte "NES", $1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        .segment "CODE"
+start:  sei
+        ldx #$FF
+        txs
+        lda #$04
+        sta out
+        lda #$60
+        sta out+1
+        ldx #0
+.else
 start:  ldx #0
+.endif
 msg:    lda text,x
         beq squares
-        sta CONSOUT
+        putc
         inx
         bne msg
 squares:
@@ -42,7 +69,7 @@ nocarry:
         ldx #0
 m2:     lda times,x
         beq m2done
-        sta CONSOUT
+        putc
         inx
         bne m2
 m2done: lda sq
@@ -51,14 +78,38 @@ m2done: lda sq
         sta num+1
         jsr print16
         lda #10
-        sta CONSOUT
+        putc
         inc n
         lda n
         cmp #11
         bne loop
+.ifdef NES
+        lda #0
+        putc            ; the text's terminating zero
+        lda #$DE
+        sta $6001
+        lda #$B0
+        sta $6002
+        lda #$61
+        sta $6003
+        lda #0
+        sta $6000       ; status: passed
+halt:   jmp halt
+
+; Appends A to the text in PRG RAM.
+nes_putc:
+        ldy #0
+        sta (out),y
+        inc out
+        bne putc_done
+        inc out+1
+putc_done:
+        rts
+.else
         lda #0
         sta EXIT
 halt:   jmp halt
+.endif
 
 ; Prints num (16 bits) in decimal: subtract each power of ten while it fits, skip leading zeros.
 print16:
@@ -84,7 +135,7 @@ p_done: lda digit
         beq p_skip
         lda digit
         ora #'0'
-        sta CONSOUT
+        putc
         lda #1
         sta started
 p_skip: inx
@@ -92,10 +143,15 @@ p_skip: inx
         bne p_next
         lda num
         ora #'0'
-        sta CONSOUT
+        putc
         rts
 
 pow_lo: .byte <10000, <1000, <100, <10
 pow_hi: .byte >10000, >1000, >100, >10
 text:   .byte "Hello from a 6502 woven into Qwen3.5 weights!", 10, 0
 times:  .byte " squared = ", 0
+.ifdef NES
+
+        .segment "VECTORS"
+        .word halt, start, halt
+.endif

@@ -212,7 +212,7 @@ pub const DEMO_LOAD_AT: u16 = 0x0400;
 pub const DEMO: &[u8] = include_bytes!("../examples/demo.bin");
 /// What the demo prints.
 pub const DEMO_OUTPUT: &[u8] = include_bytes!("../examples/demo.out");
-/// The NES-map demo (`examples/nes_demo.s`): the same program as an NROM cartridge that writes its text with
+/// The NES-map demo (`examples/demo.s` assembled with `-D NES`): the same program as an NROM cartridge that writes its text with
 /// blargg's $6000 protocol, which the NES host prints; the same output.
 pub const NES_DEMO: &[u8] = include_bytes!("../examples/nes_demo.nes");
 
