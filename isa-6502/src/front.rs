@@ -208,12 +208,12 @@ pub const DEMO_EXIT: u16 = 0xF002;
 /// Where the demo is loaded and starts.
 pub const DEMO_LOAD_AT: u16 = 0x0400;
 
-/// The built-in demo (`examples/6502/demo.s`, assembled by ca65): prints a greeting and a table of squares.
+/// The built-in demo (`examples/demo.s`, assembled by ca65): prints a greeting and a table of squares.
 pub const DEMO: &[u8] = include_bytes!("../examples/demo.bin");
 /// What the demo prints.
 pub const DEMO_OUTPUT: &[u8] = include_bytes!("../examples/demo.out");
-/// The NES-map demo (`examples/demo.s` assembled with `-D NES`): the same program as an NROM cartridge that writes its text with
-/// blargg's $6000 protocol, which the NES host prints; the same output.
+/// The NES-map demo (`examples/demo.s` assembled with `-D NES`): the same program as an NROM cartridge that
+/// writes its text with blargg's $6000 protocol, which the NES host prints; the same output.
 pub const NES_DEMO: &[u8] = include_bytes!("../examples/nes_demo.nes");
 
 /// A configured 2A03.

@@ -17,7 +17,7 @@ mod common;
 use common::{HarteCase, harte_files, log_state};
 
 use backends::incremental::IncrementalModel;
-use isa_6502::circuit::{Mos6502Options, mem, mos6502_machine, reg};
+use isa_6502::circuit::{Mos6502Options, mem, mos6502_machine};
 use isa_6502::front::{CpuState, Mos6502Keys, Mos6502Machine, interpreter_lockstep, state_image};
 use isa_6502::{Bus, FlatRam};
 use isa_api::front::{Machine, Program};
@@ -196,5 +196,4 @@ fn the_demo_on_the_woven_machine() {
         out.trace.generated.len() as f64 / secs,
         check.instructions as f64 / secs
     );
-    let _ = reg::BUSY;
 }
