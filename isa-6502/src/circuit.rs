@@ -1187,6 +1187,15 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         g.and1(any, read_op)
     };
     let br_far = g.and1(taken, br_cross);
+    // NES map: the cycle of an IO read within its instruction (0: the opcode fetch), for the host to clock its
+    // PPU and APU up to it: a read's last cycle, or a read-modify-write's third from last (the two writes
+    // follow). Port IO_READ carries it above the address.
+    let io_read_word = if opts.nes {
+        let read_cycle = g.s.sum(4, &[t(base_cyc, 0), t(crossed, 0), SumTerm { node: f_rmw_mem, shift: 1, neg: true }], 15);
+        g.s.concat(&[ea, read_cycle])
+    } else {
+        ea
+    };
     let cyc_exec = g.s.sum(32, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
     let cyc_int = g.add_k(cyc, 7);
 
@@ -1440,8 +1449,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
         s.output(write_port, word, io_write);
         ports.push(PortDesc::new("IO_WRITE", 24));
-        s.output(read_port, ea, stall);
-        ports.push(PortDesc::new("IO_READ", 16));
+        s.output(read_port, io_read_word, stall);
+        ports.push(PortDesc::new("IO_READ", 20));
         let oam = s.concat(&dwords);
         s.output(read_port + 1, oam, dma_step);
         ports.push(PortDesc::new("OAM_DMA", 32));

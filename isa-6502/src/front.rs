@@ -336,12 +336,16 @@ pub struct HostBus {
     pub exit: Option<u8>,
     /// Memory writes since the last [`HostBus::take_writes`] (address, value), the last per address.
     pub writes: Vec<(u16, u8)>,
+    /// Bus accesses since `accesses` was last set to 0 (the cycle within the instruction, when set at its start).
+    pub accesses: u32,
+    /// IO register reads (address, the value of `accesses` at the read) since the last clear.
+    pub io_reads: Vec<(u16, u32)>,
 }
 
 impl HostBus {
     /// A bus over `ram` (64 KiB).
     pub fn new(opts: &Mos6502Options, ram: Vec<u8>) -> Self {
-        HostBus { ram, nes: opts.nes, io_answer: None, io_writes: Vec::new(), console_addr: opts.console, exit_addr: opts.exit, console: Vec::new(), exit: None, writes: Vec::new() }
+        HostBus { ram, nes: opts.nes, io_answer: None, io_writes: Vec::new(), console_addr: opts.console, exit_addr: opts.exit, console: Vec::new(), exit: None, writes: Vec::new(), accesses: 0, io_reads: Vec::new() }
     }
 }
 
@@ -356,15 +360,20 @@ pub fn nes_location(addr: u16) -> Option<u16> {
 
 impl Bus for HostBus {
     fn read(&mut self, addr: u16) -> u8 {
+        self.accesses += 1;
         if self.nes {
             return match nes_location(addr) {
                 Some(a) => self.ram[usize::from(a)],
-                None => self.io_answer.filter(|x| x.0 == addr).map_or(0, |x| x.1),
+                None => {
+                    self.io_reads.push((addr, self.accesses - 1));
+                    self.io_answer.filter(|x| x.0 == addr).map_or(0, |x| x.1)
+                }
             };
         }
         self.ram[usize::from(addr)]
     }
     fn write(&mut self, addr: u16, value: u8) {
+        self.accesses += 1;
         let addr = if self.nes {
             match nes_location(addr) {
                 Some(a) if a >= 0x8000 => return,
@@ -531,7 +540,7 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
     }
     let io_read_port = crate::circuit::io_read_port(opts);
     let oam_port = io_read_port.map(|p| p + 1);
-    let mut pending_read: Option<u16> = None;
+    let mut pending_read: Option<(u16, u32)> = None;
     // An OAM DMA in progress: the bytes the interpreter's bus holds, and those the trace wrote so far.
     let mut dma: Option<(Vec<u8>, Vec<u8>)> = None;
     let names = ["PC", "A", "X", "Y", "S", "P", "CYC"];
@@ -581,13 +590,14 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         }
         if busy == crate::circuit::BUSY_IO_WAIT {
             // A stall: the instruction asked the host for an IO register; it runs at the next step.
-            pending_read = io_read_port.and_then(|p| st.output(p)).map(|a| a as u16);
+            pending_read = io_read_port.and_then(|p| st.output(p)).map(|a| (a as u16, (a >> 16) as u32));
             if pending_read.is_none() {
                 return Err(format!("step {i}: a stall without an IO_READ request"));
             }
             continue;
         }
-        bus.io_answer = pending_read.take().map(|a| (a, io_answer.unwrap_or(0)));
+        let read_request = pending_read.take();
+        bus.io_answer = read_request.map(|(a, _)| (a, io_answer.unwrap_or(0)));
         if busy == crate::circuit::BUSY_STOPPING {
             // A stop: an exit store (the interpreter makes it) or a fault (the interpreter refuses the opcode).
             if st.output(0).is_some_and(|f| f != 0) {
@@ -603,11 +613,22 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         }
         bus.writes.clear();
         bus.io_writes.clear();
+        bus.io_reads.clear();
+        bus.accesses = 0;
         if let Err(fault) = cpu.step(&mut bus) {
             return Err(format!("step {i}: the interpreter faulted ({fault}), the network did not"));
         }
         instructions += 1;
         check_regs(&cpu, st, i, instructions)?;
+        // The cycle of an IO read, as the network announced it, is the cycle the interpreter read it on.
+        if let Some((addr, cycle)) = read_request {
+            if !bus.io_reads.contains(&(addr, cycle)) {
+                return Err(format!(
+                    "instruction {instructions} (step {i}): the network read ${addr:04X} on cycle {cycle} of the instruction, the interpreter's IO reads were {:?}",
+                    bus.io_reads
+                ));
+            }
+        }
         if busy == crate::circuit::BUSY_DMA {
             // The store started an OAM DMA: 256 reads of the page, 513 cycles (514 from an odd cycle).
             let Some(&(_, page)) = bus.io_writes.iter().rev().find(|w| w.0 == 0x4014) else {
