@@ -1,0 +1,181 @@
+//! The board around the CPU: the PPU, the APU, the two pads and the cartridge's CHR, clocked from the CPU's
+//! cycle count. The CPU (the woven network, or the reference interpreter) reaches it only through its IO
+//! registers ($2000-$3FFF, $4000-$401F), OAM DMA, and the interrupt lines it reads between instructions.
+//!
+//! **Timing.** The board runs its devices up to the CPU cycle of each IO access before performing it (three
+//! PPU dots and one APU cycle per CPU cycle), so a read of $2002 sees the PPU as it was on that cycle. The
+//! network announces the cycle of an IO read within its instruction on port `IO_READ`; a write happens on the
+//! instruction's last cycle. Interrupt lines are sampled at instruction boundaries, where both CPUs take them:
+//! the NMI input is raised for one instruction after a rising edge of the PPU's NMI output (the CPU takes its
+//! edge), the IRQ input follows the APU's IRQ output. Both CPU drivers use exactly this model, so the same
+//! program gives the same frames and samples on both.
+
+use crate::apu::Apu;
+use crate::cartridge::Cartridge;
+use crate::input::{InputSchedule, Pad};
+use crate::ppu::Ppu;
+
+/// A finished picture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Frames finished before it (the first is 0).
+    pub number: u64,
+    /// Palette indices (0-63), 256 x 240, row-major.
+    pub pixels: Vec<u8>,
+}
+
+/// The interrupt inputs of the CPU for its next instruction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lines {
+    /// The NMI input (the CPU takes its rising edge).
+    pub nmi: bool,
+    /// The IRQ input (a level).
+    pub irq: bool,
+}
+
+/// The NES board outside the CPU.
+pub struct Board {
+    pub ppu: Ppu,
+    pub apu: Apu,
+    pub pads: [Pad; 2],
+    pub cart: Cartridge,
+    input: InputSchedule,
+    /// CPU cycles the devices have run.
+    cycle: u64,
+    nmi_output: bool,
+    /// The CPU cycle of a rising edge of the PPU's NMI output not yet passed to the CPU.
+    nmi_edge: Option<u64>,
+    nmi_input: bool,
+    frames: Vec<Frame>,
+    finished: u64,
+}
+
+impl Board {
+    /// The board at power-on with `cart` and the buttons of `input`.
+    pub fn new(cart: Cartridge, input: InputSchedule) -> Self {
+        let ppu = Ppu::new(&cart);
+        let mut b = Board {
+            ppu,
+            apu: Apu::new(),
+            pads: [Pad::default(), Pad::default()],
+            cart,
+            input,
+            cycle: 0,
+            nmi_output: false,
+            nmi_edge: None,
+            nmi_input: false,
+            frames: Vec::new(),
+            finished: 0,
+        };
+        b.set_buttons();
+        b
+    }
+
+    fn set_buttons(&mut self) {
+        let (p1, p2) = self.input.at(self.finished);
+        self.pads[0].buttons = p1;
+        self.pads[1].buttons = p2;
+    }
+
+    /// CPU cycles the devices have run.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Frames finished so far.
+    pub fn frames_finished(&self) -> u64 {
+        self.finished
+    }
+
+    fn watch_nmi(&mut self) {
+        let out = self.ppu.nmi_line();
+        if out && !self.nmi_output {
+            self.nmi_edge.get_or_insert(self.cycle);
+        }
+        self.nmi_output = out;
+    }
+
+    /// Run the devices up to CPU cycle `cycle` (nothing when they are there already).
+    pub fn run_to(&mut self, cycle: u64) {
+        while self.cycle < cycle {
+            let cart = &self.cart;
+            self.apu.clock(&mut |a| cart.prg_byte(a));
+            for _ in 0..3 {
+                self.ppu.tick();
+                self.watch_nmi();
+                if let Some(px) = self.ppu.take_frame() {
+                    self.frames.push(Frame { number: self.finished, pixels: px.to_vec() });
+                    self.finished += 1;
+                    self.set_buttons();
+                }
+            }
+            self.cycle += 1;
+        }
+    }
+
+    /// A CPU read of IO register `addr` ($2000-$401F) on CPU cycle `cycle`.
+    pub fn read(&mut self, addr: u16, cycle: u64) -> u8 {
+        self.run_to(cycle);
+        let v = match addr {
+            0x2000..=0x3FFF => self.ppu.read_register(addr & 7),
+            0x4015 => self.apu.read_status(),
+            // Bits 5-7 are open bus: the high byte of the address, $40.
+            0x4016 => 0x40 | self.pads[0].read(),
+            0x4017 => 0x40 | self.pads[1].read(),
+            _ => (addr >> 8) as u8,
+        };
+        self.watch_nmi();
+        v
+    }
+
+    /// A CPU write of `value` to IO register `addr` on CPU cycle `cycle`. $4014 (OAM DMA) is the CPU side's:
+    /// it passes the page to [`Board::oam_dma`].
+    pub fn write(&mut self, addr: u16, value: u8, cycle: u64) {
+        self.run_to(cycle);
+        match addr {
+            0x2000..=0x3FFF => self.ppu.write_register(addr & 7, value),
+            0x4016 => {
+                self.pads[0].write_strobe(value);
+                self.pads[1].write_strobe(value);
+            }
+            0x4014 => {}
+            0x4000..=0x4017 => self.apu.write(addr, value),
+            _ => {}
+        }
+        // Enabling NMI during vertical blank raises the output at once.
+        self.watch_nmi();
+    }
+
+    /// OAM DMA: 256 bytes written through $2004.
+    pub fn oam_dma(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.ppu.write_oam(b);
+        }
+    }
+
+    /// Run to `cycle`, the end of an instruction, and give the interrupt inputs for the next one: NMI high for
+    /// one instruction after each rising edge of the PPU's NMI output (low for one instruction first when it
+    /// was still high), IRQ the APU's level. An edge during the instruction's last cycle is too late for the
+    /// CPU's interrupt poll (the wiki's "CPU interrupts": the poll is at the end of the second-to-last cycle),
+    /// so it waits for the next instruction's end.
+    pub fn boundary(&mut self, cycle: u64) -> Lines {
+        self.run_to(cycle);
+        if self.nmi_input {
+            self.nmi_input = false;
+        } else if self.nmi_edge.is_some_and(|c| c + 1 < cycle) {
+            self.nmi_edge = None;
+            self.nmi_input = true;
+        }
+        Lines { nmi: self.nmi_input, irq: self.apu.irq() }
+    }
+
+    /// The frames finished since the last call.
+    pub fn take_frames(&mut self) -> Vec<Frame> {
+        std::mem::take(&mut self.frames)
+    }
+
+    /// The audio samples (signed 16-bit, mono, [`crate::apu::SAMPLE_RATE`] Hz) since the last call.
+    pub fn take_samples(&mut self) -> Vec<i16> {
+        self.apu.take_samples()
+    }
+}

@@ -1,0 +1,218 @@
+//! The board around the woven 2A03 (`--cpu network`): host devices that read the decoded trace of the NES-map
+//! machine and inject its inputs. They compute no instruction: they answer the IO reads the machine requests
+//! (port `IO_READ`, answered on input `IO_DATA`), apply its IO writes (`IO_WRITE`) and OAM DMA bytes
+//! (`OAM_DMA`), clock the board from the `CYC` register, and drive the `NMI` and `IRQ` inputs.
+
+use crate::board::{Board, Frame, Lines};
+use isa_6502::circuit::{BUSY_DMA, BUSY_IO_WAIT, Mos6502Options, input, io_read_port, mem, reg};
+use isa_6502::front::fault_summary;
+use isa_api::StepEvents;
+use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, RunEnd};
+
+/// Where frames and samples go as they are finished (files, a window, a test's hash list).
+pub trait Recorder {
+    /// A finished frame.
+    fn frame(&mut self, frame: &Frame);
+    /// Audio samples (mono, signed 16-bit, [`crate::apu::SAMPLE_RATE`] Hz) in order.
+    fn samples(&mut self, samples: &[i16]);
+}
+
+/// A recorder that keeps nothing.
+pub struct Discard;
+
+impl Recorder for Discard {
+    fn frame(&mut self, _frame: &Frame) {}
+    fn samples(&mut self, _samples: &[i16]) {}
+}
+
+/// The host devices of a NES-map run on the network.
+pub struct NetworkDevices {
+    pub board: Board,
+    recorder: Box<dyn Recorder>,
+    /// Stop once this many frames are finished.
+    frames: Option<u64>,
+    io_read: u32,
+    io_write: u32,
+    oam: u32,
+    /// The CYC register extended to 64 bits.
+    cycle: Option<u64>,
+    answer: Option<u8>,
+    /// The lines sampled at the last instruction boundary, to inject; and those injected.
+    lines: Option<Lines>,
+    injected: Lines,
+    dma: Option<(u64, Vec<u8>)>,
+    instructions: u64,
+    fault: Option<u64>,
+    /// The machine's memory as the trace writes it (for blargg's $6000 protocol).
+    shadow: Vec<u8>,
+    latest: [Option<(u16, u8)>; 4],
+    result: Option<(u8, String)>,
+    console: Vec<u8>,
+}
+
+impl NetworkDevices {
+    /// Devices for the NES-map machine built with `opts`, around `board`, stopping after `frames` frames (or
+    /// at blargg's final status when `frames` is `None`). `memory` is the program's 64 KiB image.
+    pub fn new(opts: &Mos6502Options, board: Board, memory: Vec<u8>, frames: Option<u64>, recorder: Box<dyn Recorder>) -> Self {
+        let io_read = io_read_port(opts).expect("the NES map has IO ports");
+        NetworkDevices {
+            board,
+            recorder,
+            frames,
+            io_read,
+            io_write: io_read - 1,
+            oam: io_read + 1,
+            cycle: None,
+            answer: None,
+            lines: None,
+            injected: Lines::default(),
+            dma: None,
+            instructions: 0,
+            fault: None,
+            shadow: memory,
+            latest: [None; 4],
+            result: None,
+            console: Vec::new(),
+        }
+    }
+
+    /// blargg's status and text, once final.
+    pub fn test_result(&self) -> Option<&(u8, String)> {
+        self.result.as_ref()
+    }
+
+    fn extend(&mut self, cyc32: u64) -> u64 {
+        let c = match self.cycle {
+            None => cyc32,
+            Some(prev) => prev + ((cyc32.wrapping_sub(prev)) & 0xFFFF_FFFF),
+        };
+        self.cycle = Some(c);
+        c
+    }
+
+    fn drain(&mut self) {
+        for f in self.board.take_frames() {
+            self.recorder.frame(&f);
+        }
+        let s = self.board.take_samples();
+        if !s.is_empty() {
+            self.recorder.samples(&s);
+        }
+    }
+}
+
+impl Devices for NetworkDevices {
+    fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
+        let mut v = Vec::new();
+        if let Some(a) = self.answer.take() {
+            v.push((input::IO_DATA, u64::from(a)));
+        }
+        if let Some(l) = self.lines.take() {
+            if l.nmi != self.injected.nmi {
+                v.push((input::NMI, u64::from(l.nmi)));
+            }
+            if l.irq != self.injected.irq {
+                v.push((input::IRQ, u64::from(l.irq)));
+            }
+            self.injected = l;
+        }
+        v
+    }
+
+    fn step(&mut self, st: &StepEvents) {
+        if st.halted {
+            return;
+        }
+        if let Some(f) = st.output(0).filter(|&f| f != 0) {
+            self.fault.get_or_insert(f);
+        }
+        if st.retired(Some(reg::BUSY)) {
+            self.instructions += 1;
+        }
+        let busy = st.reg(reg::BUSY);
+        let cyc = self.extend(st.reg(reg::CYC));
+        if busy == BUSY_IO_WAIT {
+            // The instruction waits for an IO register: answer it as the board is on the read's cycle.
+            if let Some(v) = st.output(self.io_read) {
+                let (addr, k) = (v as u16, (v >> 16) & 0xF);
+                self.answer = Some(self.board.read(addr, cyc + k));
+            }
+            return;
+        }
+        for &(port, v) in &st.outputs {
+            if port == self.io_write {
+                // A store's (or a read-modify-write's last) write: the instruction's last cycle.
+                self.board.write(v as u16, (v >> 16) as u8, cyc - 1);
+            } else if port == self.oam {
+                if let Some((_, bytes)) = self.dma.as_mut() {
+                    bytes.extend((v as u32).to_le_bytes());
+                }
+            }
+        }
+        // PRG RAM as the trace writes it (each bank's latest write applies again at every commit).
+        for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
+            self.latest[w.mem as usize] = Some((((w.addr << 2) | u64::from(w.mem)) as u16, w.data as u8));
+        }
+        for &(a, v) in self.latest.iter().flatten() {
+            self.shadow[usize::from(a)] = v;
+        }
+        if busy == BUSY_DMA {
+            // The store to $4014 (this step) or a DMA step: the bytes come on OAM_DMA.
+            self.dma.get_or_insert((cyc, Vec::new()));
+            return;
+        }
+        if let Some((start, bytes)) = self.dma.take() {
+            self.board.run_to(start);
+            self.board.oam_dma(&bytes);
+        }
+        self.lines = Some(self.board.boundary(cyc));
+        if self.result.is_none() {
+            self.result = crate::reference::test_result(&self.shadow);
+            if let Some((_, text)) = &self.result {
+                self.console = text.clone().into_bytes();
+            }
+        }
+        self.drain();
+    }
+
+    fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
+    fn console(&self) -> &[u8] {
+        &self.console
+    }
+
+    fn done(&self) -> bool {
+        match self.frames {
+            Some(n) => self.board.frames_finished() >= n,
+            None => self.result.is_some(),
+        }
+    }
+
+    fn finish(&mut self, end: RunEnd) -> Finish {
+        self.drain();
+        if let Some(f) = self.fault {
+            return Finish { status: EXIT_FAULT, summary: fault_summary(f) };
+        }
+        let frames = self.board.frames_finished();
+        match (&self.result, end) {
+            (Some((r, _)), _) if self.frames.is_none() => {
+                Finish { status: *r, summary: format!("test status ${r:02X} at $6000 ({})", if *r == 0 { "passed" } else { "failed" }) }
+            }
+            (_, RunEnd::Devices) => Finish { status: 0, summary: format!("{frames} frames") },
+            (_, RunEnd::StepLimit) => Finish { status: EXIT_STEP_LIMIT, summary: format!("step limit after {frames} frames") },
+            (_, _) => Finish { status: 0, summary: format!("halted after {frames} frames") },
+        }
+    }
+}
+
+/// A shared recorder (the caller keeps a handle to read it after the run).
+impl<R: Recorder> Recorder for std::rc::Rc<std::cell::RefCell<R>> {
+    fn frame(&mut self, frame: &Frame) {
+        self.borrow_mut().frame(frame);
+    }
+    fn samples(&mut self, samples: &[i16]) {
+        self.borrow_mut().samples(samples);
+    }
+}
