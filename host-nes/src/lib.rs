@@ -25,3 +25,37 @@ pub use cartridge::{Cartridge, CartridgeError, Mirroring};
 pub use input::InputSchedule;
 pub use network::{NetworkDevices, Recorder};
 pub use reference::ReferenceNes;
+
+use isa_6502::front::{MemoryMap, Mos6502Keys, Mos6502Machine, ProgramImage};
+
+/// The woven NES-map machine's keys (`configs/nes.toml`).
+pub fn nes_machine() -> Mos6502Machine {
+    Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } }
+}
+
+/// An iNES file as a cartridge for the board and the CPU's start image (PRG ROM at $8000, the state after
+/// reset with PC from the reset vector). `name` names the file in errors.
+pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), String> {
+    let cart = Cartridge::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
+    let program = isa_api::front::Program { name: name.to_string(), bytes: bytes.to_vec(), expected_console: None };
+    let image = nes_machine().image(&program).map_err(|e| e.0)?;
+    Ok((cart, image))
+}
+
+/// Run `rom` on the reference CPU for `frames` frames, handing frames and samples to `recorder`. Returns the
+/// instructions run. Stops early at an interpreter fault (an error naming it).
+pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule, frames: u64, recorder: &mut dyn Recorder) -> Result<ReferenceNes, String> {
+    let mut nes = ReferenceNes::new(image, Board::new(cart, input));
+    while nes.board.frames_finished() < frames {
+        nes.step().map_err(|f| format!("after {} instructions: {f}", nes.instructions))?;
+        for f in nes.board.take_frames() {
+            recorder.frame(&f);
+        }
+        if nes.instructions % 512 == 0 {
+            recorder.samples(&nes.board.take_samples());
+        }
+    }
+    recorder.samples(&nes.board.take_samples());
+    Ok(nes)
+}
+

@@ -41,6 +41,8 @@ pub struct NetworkDevices {
     lines: Option<Lines>,
     injected: Lines,
     dma: Option<(u64, Vec<u8>)>,
+    /// Whether the last step ended an instruction (not an IO wait or a DMA step): runs stop only there.
+    at_boundary: bool,
     instructions: u64,
     fault: Option<u64>,
     /// The machine's memory as the trace writes it (for blargg's $6000 protocol).
@@ -67,6 +69,7 @@ impl NetworkDevices {
             lines: None,
             injected: Lines::default(),
             dma: None,
+            at_boundary: false,
             instructions: 0,
             fault: None,
             shadow: memory,
@@ -131,6 +134,7 @@ impl Devices for NetworkDevices {
         }
         let busy = st.reg(reg::BUSY);
         let cyc = self.extend(st.reg(reg::CYC));
+        self.at_boundary = busy != BUSY_IO_WAIT && busy != BUSY_DMA;
         if busy == BUSY_IO_WAIT {
             // The instruction waits for an IO register: answer it as the board is on the read's cycle.
             if let Some(v) = st.output(self.io_read) {
@@ -183,8 +187,16 @@ impl Devices for NetworkDevices {
         &self.console
     }
 
+    fn progress(&self) -> Option<String> {
+        Some(match self.frames {
+            Some(n) => format!("frame {} of {n}", self.board.frames_finished()),
+            None => format!("frame {}", self.board.frames_finished()),
+        })
+    }
+
     fn done(&self) -> bool {
-        match self.frames {
+        self.at_boundary
+            && match self.frames {
             Some(n) => self.board.frames_finished() >= n,
             None => self.result.is_some(),
         }

@@ -124,6 +124,11 @@ pub trait Devices {
     fn done(&self) -> bool {
         false
     }
+    /// A few words on where the devices stand, for the host's progress line (`frame 12 of 120`). Default:
+    /// none.
+    fn progress(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An independent check of a finished trace (RV32: the reference interpreter, itself checked against QEMU).

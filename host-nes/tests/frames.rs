@@ -1,0 +1,102 @@
+//! Frame equality of the two CPUs: the host's network devices fed by the NES-map circuit (its reference
+//! evaluator, which the woven network equals position for position: `loom lockstep`, `isa-6502/tests/woven.rs`)
+//! against the host driven by the reference interpreter. Every frame's pixels and the audio must be equal.
+
+use host_nes::output::fnv1a;
+use host_nes::{Board, InputSchedule, NetworkDevices, Recorder};
+use isa_api::Reference;
+use isa_api::front::{Devices, Machine};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+#[derive(Default)]
+struct Hashes {
+    frames: Vec<u64>,
+    audio: Vec<i16>,
+}
+
+impl Recorder for Hashes {
+    fn frame(&mut self, f: &host_nes::Frame) {
+        assert_eq!(f.number as usize, self.frames.len());
+        self.frames.push(fnv1a(f.pixels.iter().copied()));
+    }
+    fn samples(&mut self, s: &[i16]) {
+        self.audio.extend_from_slice(s);
+    }
+}
+
+fn testdata(rel: &str) -> Option<std::path::PathBuf> {
+    match std::env::var_os("WEAVER_TESTDATA") {
+        Some(d) => Some(std::path::PathBuf::from(d).join(rel)),
+        None => {
+            assert!(std::env::var_os("CI").is_none(), "CI=true needs WEAVER_TESTDATA");
+            println!("SKIPPED: WEAVER_TESTDATA is not set");
+            None
+        }
+    }
+}
+
+/// The reference CPU's frames and audio.
+fn on_reference(rom: &[u8], input: &InputSchedule, frames: u64) -> (Hashes, u64) {
+    let (cart, image) = host_nes::load_rom("rom", rom).unwrap();
+    let mut h = Hashes::default();
+    let nes = host_nes::run_reference(cart, &image, input.clone(), frames, &mut h).unwrap();
+    (h, nes.instructions)
+}
+
+/// The network devices' frames and audio, the machine stepped by the circuit's reference evaluator.
+fn on_circuit(rom: &[u8], input: &InputSchedule, frames: u64) -> (Hashes, u64, usize) {
+    let (cart, image) = host_nes::load_rom("rom", rom).unwrap();
+    let m = host_nes::nes_machine();
+    let mut r = Reference::new(m.describe().unwrap());
+    image.load_image().load_into(&mut r);
+    let rec = Rc::new(RefCell::new(Hashes::default()));
+    let mut dev = NetworkDevices::new(&m.options(), Board::new(cart, input.clone()), image.memory(), Some(frames), Box::new(rec.clone()));
+    let proto = r.protocol.clone();
+    let mut dec = isa_api::StepDecoder::new(&proto);
+    let mut steps = 0;
+    while !dev.done() {
+        for (port, v) in dev.inject(steps) {
+            r.inject(port, v);
+        }
+        let o = r.step();
+        assert!(!o.halted, "the machine halted at step {steps}");
+        for t in r.step_tokens(&o) {
+            if let isa_api::trace::Decoded::Step(ev) = dec.push(t).unwrap() {
+                dev.step(&ev);
+            }
+        }
+        steps += 1;
+    }
+    let fin = dev.finish(isa_api::front::RunEnd::Devices);
+    assert_eq!(fin.status, 0, "{}", fin.summary);
+    let n = dev.instructions();
+    drop(dev);
+    (Rc::try_unwrap(rec).ok().unwrap().into_inner(), n, steps)
+}
+
+fn assert_same(what: &str, a: &Hashes, b: &Hashes) {
+    assert_eq!(a.frames.len(), b.frames.len(), "{what}: frame counts");
+    if let Some(i) = a.frames.iter().zip(&b.frames).position(|(x, y)| x != y) {
+        panic!("{what}: frame {i} differs between the reference CPU and the circuit");
+    }
+    assert_eq!(a.audio.len(), b.audio.len(), "{what}: audio sample counts");
+    assert!(a.audio == b.audio, "{what}: the audio differs");
+}
+
+#[test]
+fn nestest_runs_its_tests_frame_for_frame_the_same_on_both_cpus() {
+    let Some(path) = testdata("nes/nestest.nes") else { return };
+    let rom = std::fs::read(path).unwrap();
+    // Start at frame 20 runs every official-opcode test; the screen then shows "OK" beside each.
+    let input = InputSchedule::parse("input", "0 -\n20 Start\n24 -\n").unwrap();
+    let frames = 40;
+    let (r, ri) = on_reference(&rom, &input, frames);
+    let (c, ci, steps) = on_circuit(&rom, &input, frames);
+    println!("nestest, {frames} frames: {ri} instructions on the reference CPU, {ci} instructions ({steps} steps) on the circuit");
+    assert_same("nestest", &r, &c);
+    assert_eq!(ri, ci);
+    // The menu is on screen (not a blank frame), and the run changed it.
+    assert_ne!(r.frames[10], r.frames[0]);
+    assert_ne!(r.frames[39], r.frames[10]);
+}
