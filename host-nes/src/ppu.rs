@@ -486,6 +486,25 @@ impl Ppu {
         self.pixels[usize::from(line) * WIDTH + usize::from(x)] = color;
     }
 
+    /// The text of nametable `table` (0-3, at $2000 + $400 * table) as the 30 rows of 32 tile numbers read as
+    /// ASCII (test ROMs whose font puts each character at its code; other tiles become spaces), rows joined by
+    /// newlines and trimmed.
+    pub fn nametable_text(&self, table: u16) -> String {
+        let base = 0x2000 + 0x400 * (table & 3);
+        (0..30u16)
+            .map(|row| {
+                let line: String = (0..32u16)
+                    .map(|col| self.mem_read(base + row * 32 + col))
+                    .map(|t| if (0x20..0x7F).contains(&t) { t as char } else { ' ' })
+                    .collect();
+                line.trim_end().to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_string()
+    }
+
     /// The finished picture (palette indices 0-63, 256 x 240), once per frame after its last visible dot.
     pub fn take_frame(&mut self) -> Option<&[u8]> {
         if self.frame_ready {
