@@ -5,9 +5,12 @@
 //! **Timing.** The board runs its devices up to the CPU cycle of each IO access before performing it (three
 //! PPU dots and one APU cycle per CPU cycle), so a read of $2002 sees the PPU as it was on that cycle. The
 //! network announces the cycle of an IO read within its instruction on port `IO_READ`; a write happens on the
-//! instruction's last cycle. Interrupt lines are sampled at instruction boundaries, where both CPUs take them:
-//! the NMI input is raised for one instruction after a rising edge of the PPU's NMI output (the CPU takes its
-//! edge), the IRQ input follows the APU's IRQ output. Both CPU drivers use exactly this model, so the same
+//! instruction's last cycle. The CPU samples the PPU's NMI output once per CPU cycle (after the cycle's first
+//! dot); an edge sampled before the instruction's last cycle is taken after the instruction, a later one after
+//! the next (the wiki's "CPU interrupts": the poll at the end of the second-to-last cycle). These choices make
+//! blargg's ppu_vbl_nmi and vbl_nmi_timing pass to the PPU clock. Interrupt lines change only at instruction
+//! boundaries, where both CPUs take them: the NMI input is raised for one instruction after an edge (the CPU
+//! takes its rising edge), the IRQ input follows the APU's IRQ output. Both CPU drivers use exactly this model, so the same
 //! program gives the same frames and samples on both.
 
 use crate::apu::Apu;
@@ -100,9 +103,11 @@ impl Board {
         while self.cycle < cycle {
             let cart = &self.cart;
             self.apu.clock(&mut |a| cart.prg_byte(a));
-            for _ in 0..3 {
+            for phase in 0..3 {
                 self.ppu.tick();
-                self.watch_nmi();
+                if phase == 0 {
+                    self.watch_nmi();
+                }
                 if let Some(px) = self.ppu.take_frame() {
                     self.frames.push(Frame { number: self.finished, pixels: px.to_vec() });
                     self.finished += 1;
@@ -124,7 +129,6 @@ impl Board {
             0x4017 => 0x40 | self.pads[1].read(),
             _ => (addr >> 8) as u8,
         };
-        self.watch_nmi();
         v
     }
 
@@ -142,8 +146,6 @@ impl Board {
             0x4000..=0x4017 => self.apu.write(addr, value),
             _ => {}
         }
-        // Enabling NMI during vertical blank raises the output at once.
-        self.watch_nmi();
     }
 
     /// OAM DMA: 256 bytes written through $2004.
@@ -162,7 +164,7 @@ impl Board {
         self.run_to(cycle);
         if self.nmi_input {
             self.nmi_input = false;
-        } else if self.nmi_edge.is_some_and(|c| c + 1 < cycle) {
+        } else if self.nmi_edge.is_some_and(|c| c + 2 <= cycle) {
             self.nmi_edge = None;
             self.nmi_input = true;
         }

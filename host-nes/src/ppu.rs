@@ -40,6 +40,8 @@ pub struct Ppu {
     /// $2001.
     pub mask: u8,
     vblank: bool,
+    /// The odd frame's dot skip, decided while rendering is on near the pre-render line's end.
+    skip_dot: bool,
     /// A $2002 read on the dot before vertical blank begins: the flag is not set this frame.
     suppress_vblank: bool,
     sprite0_hit: bool,
@@ -89,6 +91,7 @@ impl Ppu {
             ctrl: 0,
             mask: 0,
             vblank: false,
+            skip_dot: false,
             suppress_vblank: false,
             sprite0_hit: false,
             overflow: false,
@@ -428,7 +431,11 @@ impl Ppu {
         }
         // Next dot; the odd frame's pre-render line skips its last dot while rendering is on.
         self.dot += 1;
-        if pre && self.dot == 340 && self.frame % 2 == 1 && self.rendering() {
+        // blargg's 10-even_odd_timing places the decision at dot 338: rendering enabled later is too late.
+        if pre && dot == 338 {
+            self.skip_dot = self.frame % 2 == 1 && self.rendering();
+        }
+        if pre && self.dot == 340 && self.skip_dot {
             self.dot = 341;
         }
         if self.dot >= DOTS {
@@ -558,15 +565,21 @@ mod tests {
     #[test]
     fn vblank_sets_at_line_241_and_a_status_read_clears_it() {
         let mut p = Ppu::new(&cart(Mirroring::Horizontal));
-        run_dots(&mut p, 241 * 341 + 1);
+        run_dots(&mut p, 241 * 341);
         assert_eq!(p.read_register(2) & 0x80, 0, "not yet at dot 1");
-        run_dots(&mut p, 1);
+        run_dots(&mut p, 2);
         assert!(!p.nmi_line(), "NMI disabled");
         p.write_register(0, 0x80);
         assert!(p.nmi_line());
         assert_eq!(p.read_register(2) & 0x80, 0x80);
         assert_eq!(p.read_register(2) & 0x80, 0, "the read cleared it");
         assert!(!p.nmi_line());
+        // A read on the dot before the flag is set reads it clear and keeps it from being set this frame.
+        let mut r = Ppu::new(&cart(Mirroring::Horizontal));
+        run_dots(&mut r, 241 * 341 + 1);
+        assert_eq!(r.read_register(2) & 0x80, 0);
+        run_dots(&mut r, 5);
+        assert_eq!(r.read_register(2) & 0x80, 0, "suppressed");
         // A frame with rendering off is 262 * 341 dots.
         let mut q = Ppu::new(&cart(Mirroring::Horizontal));
         run_dots(&mut q, 262 * 341);

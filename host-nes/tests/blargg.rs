@@ -74,7 +74,22 @@ fn suite(sub: &str, pass: &[&str]) {
 
 #[test]
 fn ppu_vbl_nmi() {
-    suite("nes/ppu_vbl_nmi/rom_singles", &["01-vbl_basics.nes", "02-vbl_set_time.nes", "03-vbl_clear_time.nes", "04-nmi_control.nes", "09-even_odd_frames.nes"]);
+    let all: Vec<String> = [
+        "01-vbl_basics",
+        "02-vbl_set_time",
+        "03-vbl_clear_time",
+        "04-nmi_control",
+        "05-nmi_timing",
+        "06-suppression",
+        "07-nmi_on_timing",
+        "08-nmi_off_timing",
+        "09-even_odd_frames",
+        "10-even_odd_timing",
+    ]
+    .iter()
+    .map(|n| format!("{n}.nes"))
+    .collect();
+    suite("nes/ppu_vbl_nmi/rom_singles", &all.iter().map(String::as_str).collect::<Vec<_>>());
 }
 
 #[test]
@@ -99,7 +114,10 @@ fn sprite_hit_tests() {
 
 #[test]
 fn vbl_nmi_timing() {
-    suite("nes/vbl_nmi_timing", &["1.frame_basics.nes", "2.vbl_timing.nes", "3.even_odd_frames.nes", "4.vbl_clear_timing.nes"]);
+    suite(
+        "nes/vbl_nmi_timing",
+        &["1.frame_basics.nes", "2.vbl_timing.nes", "3.even_odd_frames.nes", "4.vbl_clear_timing.nes", "5.nmi_suppression.nes", "6.nmi_disable.nes", "7.nmi_timing.nes"],
+    );
 }
 
 #[test]
