@@ -6,6 +6,7 @@ mod bench;
 mod bench_executors;
 mod generate;
 mod lockstep;
+mod nes;
 mod random_model;
 mod registry;
 mod run;
@@ -44,6 +45,9 @@ enum Command {
     /// trace, token for token, required of each; prints build time, memory, tokens/s, instructions/s and each
     /// executor's speed as a ratio to the first's.
     BenchExecutors(bench_executors::Args),
+    /// Run a NES program frame by frame: the 2A03 in the woven network (or the reference interpreter, or both
+    /// compared), the PPU, APU and pads in the host; frames as PNG or GIF, sound as WAV. Default: our demo.
+    Nes(nes::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -58,6 +62,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchRun(a) => run::run(a, true),
         Command::Lockstep(a) => lockstep::run(a),
         Command::BenchExecutors(a) => ok(bench_executors::run(a)),
+        Command::Nes(a) => nes::run(a),
     };
     match result {
         Ok(code) => code,

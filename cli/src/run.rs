@@ -191,7 +191,13 @@ impl RunResult {
 /// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`.
 pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str) -> Result<RunResult> {
     let console: Box<dyn Write> = if echo { Box::new(std::io::stdout()) } else { Box::new(std::io::sink()) };
-    let devices: RefCell<Box<dyn Devices>> = RefCell::new(l.machine.devices(&l.face, image, console)?);
+    let devices = l.machine.devices(&l.face, image, console)?;
+    run_with_devices(l, image, devices, max_steps, progress, label)
+}
+
+/// Run `image` on the loaded machine with the host devices `devices` (a host of its own: `loom nes`).
+pub(crate) fn run_with_devices(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, max_steps: usize, progress: bool, label: &str) -> Result<RunResult> {
+    let devices: RefCell<Box<dyn Devices>> = RefCell::new(devices);
     let prompt = image.prompt(&l.protocol);
     let pb = if progress { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
     pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
@@ -210,8 +216,9 @@ pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo:
                 if steps % 16 == 0 {
                     let secs = t1.elapsed().as_secs_f64().max(1e-9);
                     let n = devices.borrow().instructions();
+                    let own = devices.borrow().progress().map_or(String::new(), |p| format!("{p}, "));
                     pb.set_message(format!(
-                        "{label}{n} instructions, {steps} steps, {} tokens, {:.0} tokens/s, {:.1} instructions/s",
+                        "{label}{own}{n} instructions, {steps} steps, {} tokens, {:.0} tokens/s, {:.1} instructions/s",
                         prompt.len() + generated,
                         (prompt.len() + generated) as f64 / secs,
                         n as f64 / secs

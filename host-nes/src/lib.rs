@@ -59,3 +59,8 @@ pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule
     Ok(nes)
 }
 
+
+/// Our demo ROM (`demo/demo.s`, built by `demo/build.sh` with Debian's cc65): what `loom nes` runs by default.
+pub const DEMO_ROM: &[u8] = include_bytes!("../demo/demo.nes");
+/// The demo's button schedule (`demo/input.txt`): it drives the player sprite.
+pub const DEMO_INPUT: &str = include_str!("../demo/input.txt");

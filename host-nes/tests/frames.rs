@@ -100,3 +100,19 @@ fn nestest_runs_its_tests_frame_for_frame_the_same_on_both_cpus() {
     assert_ne!(r.frames[10], r.frames[0]);
     assert_ne!(r.frames[39], r.frames[10]);
 }
+
+#[test]
+fn the_demo_runs_300_frames_the_same_on_both_cpus() {
+    let input = InputSchedule::parse("host-nes/demo/input.txt", host_nes::DEMO_INPUT).unwrap();
+    let frames = 300;
+    let (r, ri) = on_reference(host_nes::DEMO_ROM, &input, frames);
+    let (c, ci, steps) = on_circuit(host_nes::DEMO_ROM, &input, frames);
+    println!("demo, {frames} frames: {ri} instructions on the reference CPU, {ci} instructions ({steps} steps) on the circuit, {} audio samples", r.audio.len());
+    assert_same("demo", &r, &c);
+    assert_eq!(ri, ci);
+    // It scrolls: consecutive frames differ from frame 5 on; and it plays: the audio is not silent.
+    assert!((5..299).all(|i| r.frames[i] != r.frames[i + 1]));
+    assert!(r.audio.iter().map(|s| i32::from(*s).abs()).max().unwrap() > 4000);
+    // Under 4,000 instructions a frame (the network runs about 1,000 a second).
+    assert!(ri < 4_000 * frames, "{ri} instructions");
+}

@@ -81,3 +81,19 @@ fn nestest_screens_equal_tetanes() {
     // The run reached the results screen: its frames changed after Start.
     assert_ne!(a[10], a[59]);
 }
+
+#[test]
+fn the_demos_frames_equal_tetanes() {
+    let input = InputSchedule::parse("host-nes/demo/input.txt", host_nes::DEMO_INPUT).unwrap();
+    let n = 300;
+    let (a, b) = (ours(host_nes::DEMO_ROM, &input, n), tetanes_frames(host_nes::DEMO_ROM, &input, n));
+    let mut differ = Vec::new();
+    for i in 0..n as usize {
+        let rows: Vec<usize> = (0..240).filter(|r| a[i][r * 256..(r + 1) * 256] != b[i][r * 256..(r + 1) * 256]).collect();
+        if !rows.is_empty() {
+            differ.push((i, differing(&a[i], &b[i]), rows.first().copied(), rows.last().copied()));
+        }
+    }
+    println!("demo: {} of {n} frames identical to tetanes-core's; differing (frame, pixels, first row, last row): {differ:?}", n as usize - differ.len());
+    assert!(differ.is_empty());
+}

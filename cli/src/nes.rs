@@ -1,0 +1,306 @@
+//! `loom nes [CONFIG] [ROM]`: a NES program frame by frame. The 2A03, its RAM and the cartridge program run in
+//! the woven network (`--cpu network`, the default); the host (`host-nes`) plays the PPU, the APU and the pads
+//! and writes the pictures and the sound. `--cpu reference` runs the reference interpreter instead (to check
+//! the network), `--cpu both` runs the two one after the other and compares every frame's pixels and the audio.
+
+use crate::run::{KeyOverrides, open_config, weave_config};
+use anyhow::{Context, Result, bail};
+use backends::ExecutorKind;
+use host_nes::input::InputSchedule;
+use host_nes::output::{FileRecorder, OutputSpec, fnv1a};
+use host_nes::{Board, NetworkDevices, Recorder};
+use indicatif::{ProgressBar, ProgressStyle};
+use isa_api::front::Machine;
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// Which CPU runs the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Cpu {
+    /// The 2A03 woven into the network (the instructions run in the weights).
+    Network,
+    /// The reference interpreter (a check on the network).
+    Reference,
+    /// Both, one after the other: every frame and the audio must be equal.
+    Both,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// `[CONFIG] [ROM]`: a NES-map config (default: the built-in configs/nes.toml) and an iNES ROM, mapper 0
+    /// (default: the built-in demo, host-nes/demo/demo.nes).
+    #[arg(num_args = 0..=2, value_name = "[CONFIG] [ROM]")]
+    pub inputs: Vec<PathBuf>,
+    /// Frames to run.
+    #[arg(long, default_value_t = 120)]
+    pub frames: u64,
+    /// Write a PNG of every recorded frame into this directory (frame-00000.png, ...).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write the recorded frames as an animated GIF.
+    #[arg(long)]
+    pub gif: Option<PathBuf>,
+    /// Write the sound (44.1 kHz, mono, 16-bit) as a WAV file.
+    #[arg(long)]
+    pub wav: Option<PathBuf>,
+    /// Buttons by frame: an input file (`FRAME PAD1 [PAD2]` lines) or an FCEUX movie (.fm2).
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// Record every K-th frame (PNG and GIF).
+    #[arg(long, default_value_t = 1)]
+    pub every: u64,
+    /// Which CPU runs the program.
+    #[arg(long, value_enum, default_value_t = Cpu::Network)]
+    pub cpu: Cpu,
+    /// Executor of the network (default: the config's).
+    #[arg(long)]
+    pub executor: Option<ExecutorKind>,
+    /// Replace existing output files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the figures as JSON (seconds per frame, instructions and tokens per frame, frame hashes).
+    #[arg(long)]
+    pub json: bool,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// The built-in config: the NES map.
+const NES_CONFIG: &str = include_str!("../../configs/nes.toml");
+
+/// What one CPU's run gave.
+struct NesRun {
+    cpu: &'static str,
+    frames: u64,
+    instructions: u64,
+    tokens: Option<usize>,
+    secs: f64,
+    hashes: Vec<(u64, u64)>,
+    audio_hash: u64,
+    samples: u64,
+    summary: String,
+}
+
+impl NesRun {
+    fn figures(&self) -> serde_json::Value {
+        let f = self.frames.max(1) as f64;
+        serde_json::json!({
+            "cpu": self.cpu,
+            "frames": self.frames,
+            "seconds": self.secs,
+            "seconds_per_frame": self.secs / f,
+            "instructions": self.instructions,
+            "instructions_per_frame": self.instructions as f64 / f,
+            "tokens": self.tokens,
+            "tokens_per_frame": self.tokens.map(|t| t as f64 / f),
+            "tokens_per_s": self.tokens.map(|t| t as f64 / self.secs),
+            "frames_hash": format!("{:016x}", fnv1a(self.hashes.iter().flat_map(|h| h.1.to_le_bytes()))),
+            "audio_samples": self.samples,
+            "audio_hash": format!("{:016x}", self.audio_hash),
+        })
+    }
+}
+
+fn spec(a: &Args, record: bool) -> OutputSpec {
+    if record {
+        OutputSpec { png_dir: a.out.clone(), gif: a.gif.clone(), wav: a.wav.clone(), every: a.every, force: a.force }
+    } else {
+        OutputSpec { every: a.every, ..OutputSpec::default() }
+    }
+}
+
+fn progress_bar(show: bool) -> ProgressBar {
+    let pb = if show && std::io::IsTerminal::is_terminal(&std::io::stderr()) { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap());
+    pb
+}
+
+/// `loom nes`; returns the process exit status.
+pub fn run(a: Args) -> Result<ExitCode> {
+    let (config, rom_path) = match a.inputs.as_slice() {
+        [] => (None, None),
+        [one] if one.extension().is_some_and(|e| e == "toml") => (Some(one.clone()), None),
+        [one] => (None, Some(one.clone())),
+        [c, r] => (Some(c.clone()), Some(r.clone())),
+        _ => bail!("give at most a config and a ROM"),
+    };
+    if a.frames == 0 {
+        bail!("--frames must be at least 1");
+    }
+    if a.every == 0 {
+        bail!("--every must be at least 1");
+    }
+    let (rom_name, rom) = match &rom_path {
+        Some(p) => (p.display().to_string(), std::fs::read(p).with_context(|| format!("reading {}", p.display()))?),
+        None => ("the built-in demo (host-nes/demo/demo.nes)".to_string(), host_nes::DEMO_ROM.to_vec()),
+    };
+    let (cart, image) = host_nes::load_rom(&rom_name, &rom).map_err(anyhow::Error::msg)?;
+    let input = match &a.input {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            InputSchedule::parse(&p.display().to_string(), &text)?
+        }
+        None if rom_path.is_none() => InputSchedule::parse("host-nes/demo/input.txt", host_nes::DEMO_INPUT)?,
+        None => InputSchedule::default(),
+    };
+    // Refuse existing outputs before any long work.
+    let recorder = Rc::new(RefCell::new(FileRecorder::new(spec(&a, true))?));
+    if a.out.is_none() && a.gif.is_none() && a.wav.is_none() && !a.json {
+        eprintln!("(no --out, --gif or --wav: the frames and the sound are not saved)");
+    }
+    let progress = !a.no_progress && !a.json;
+    let mut runs = Vec::new();
+    if matches!(a.cpu, Cpu::Reference | Cpu::Both) {
+        // With --cpu both, the network's run writes the files.
+        let rec = if a.cpu == Cpu::Both { Rc::new(RefCell::new(FileRecorder::new(spec(&a, false))?)) } else { recorder.clone() };
+        runs.push(run_reference(&a, cart.clone(), &image, input.clone(), rec, progress)?);
+    }
+    if matches!(a.cpu, Cpu::Network | Cpu::Both) {
+        let (cfg, machine) = match &config {
+            Some(p) => open_config(p, &KeyOverrides::default())?,
+            None => {
+                let cfg = weaver::config::Config::parse(NES_CONFIG, "configs/nes.toml (built in)", std::path::Path::new("."))?;
+                let m = cfg.machine(crate::registry::MACHINES)?;
+                (cfg, m)
+            }
+        };
+        let desc = machine.describe()?;
+        if desc.name != "mos6502-nes" {
+            bail!("{}: loom nes runs the 6502's NES map (map = \"nes\"), this config's machine is {}", cfg.origin, desc.name);
+        }
+        runs.push(run_network(&a, &cfg, machine, cart, &image, input, recorder.clone(), progress)?);
+    }
+    recorder.borrow_mut().finish()?;
+    let mut status = 0u8;
+    if let [r, n] = runs.as_slice() {
+        let differ = r.hashes.iter().zip(&n.hashes).position(|(x, y)| x != y);
+        match differ {
+            Some(i) => {
+                eprintln!("frame {} differs between the reference CPU and the network", r.hashes[i].0);
+                status = 1;
+            }
+            None if r.hashes.len() != n.hashes.len() => {
+                eprintln!("the reference CPU gave {} frames, the network {}", r.hashes.len(), n.hashes.len());
+                status = 1;
+            }
+            None if r.audio_hash != n.audio_hash || r.samples != n.samples => {
+                eprintln!("the audio differs between the reference CPU and the network ({} and {} samples)", r.samples, n.samples);
+                status = 1;
+            }
+            None => eprintln!("{} frames and {} audio samples identical on the reference CPU and the network", n.hashes.len(), n.samples),
+        }
+    }
+    if a.json {
+        let all: Vec<_> = runs.iter().map(NesRun::figures).collect();
+        let mut out = serde_json::json!({ "rom": rom_name, "runs": all });
+        if runs.len() == 2 {
+            out["identical"] = serde_json::json!(status == 0);
+            out["network_over_reference_seconds"] = serde_json::json!(runs[1].secs / runs[0].secs.max(1e-9));
+        }
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for r in &runs {
+            let f = r.frames.max(1) as f64;
+            let tokens = r.tokens.map_or(String::new(), |t| format!(", {:.0} tokens per frame ({:.0} tokens/s)", t as f64 / f, t as f64 / r.secs));
+            eprintln!(
+                "[loom nes, {} CPU: {}; {} frames in {:.1} s: {:.3} s per frame, {:.0} instructions per frame{tokens}]",
+                r.cpu,
+                r.summary,
+                r.frames,
+                r.secs,
+                r.secs / f,
+                r.instructions as f64 / f
+            );
+        }
+    }
+    Ok(ExitCode::from(status))
+}
+
+fn run_reference(a: &Args, cart: host_nes::Cartridge, image: &isa_6502::front::ProgramImage, input: InputSchedule, rec: Rc<RefCell<FileRecorder>>, progress: bool) -> Result<NesRun> {
+    let pb = progress_bar(progress);
+    let t0 = Instant::now();
+    let mut nes = host_nes::ReferenceNes::new(image, Board::new(cart, input));
+    let mut r = rec.clone();
+    let mut summary = format!("{} frames", a.frames);
+    while nes.board.frames_finished() < a.frames {
+        if let Err(f) = nes.step() {
+            summary = format!("interpreter fault after {} instructions: {f}", nes.instructions);
+            break;
+        }
+        let frames = nes.board.take_frames();
+        for f in &frames {
+            r.frame(f);
+            pb.set_message(format!("reference CPU: frame {} of {}, {} instructions", f.number + 1, a.frames, nes.instructions));
+            pb.tick();
+        }
+        if !frames.is_empty() {
+            r.samples(&nes.board.take_samples());
+        }
+    }
+    r.samples(&nes.board.take_samples());
+    pb.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    let rb = rec.borrow();
+    if let Some(e) = &rb.error {
+        bail!("{e}");
+    }
+    Ok(NesRun {
+        cpu: "reference",
+        frames: nes.board.frames_finished(),
+        instructions: nes.instructions,
+        tokens: None,
+        secs,
+        hashes: rb.hashes.clone(),
+        audio_hash: rb.audio_hash(),
+        samples: rb.sample_count,
+        summary,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_network(
+    a: &Args,
+    cfg: &weaver::config::Config,
+    machine: Box<dyn Machine>,
+    cart: host_nes::Cartridge,
+    image: &isa_6502::front::ProgramImage,
+    input: InputSchedule,
+    rec: Rc<RefCell<FileRecorder>>,
+    progress: bool,
+) -> Result<NesRun> {
+    let l = weave_config(cfg, machine, a.executor, progress)?;
+    if !a.json {
+        eprintln!(
+            "{}: {} layers, hidden {}, {:.3} G parameters, woven in {:.1} s, {} executor ready in {:.1} s",
+            l.report.machine,
+            l.report.layers,
+            l.report.hidden_size,
+            l.report.parameters as f64 / 1e9,
+            l.prepare_s,
+            l.executor.kind(),
+            l.build_s
+        );
+    }
+    let opts = host_nes::nes_machine().options();
+    let devices = NetworkDevices::new(&opts, Board::new(cart, input), image.memory(), Some(a.frames), Box::new(rec.clone()));
+    let r = crate::run::run_with_devices(&l, &image.load_image(), Box::new(devices), l.max_steps, progress, "network CPU: ")?;
+    let rb = rec.borrow();
+    if let Some(e) = &rb.error {
+        bail!("{e}");
+    }
+    Ok(NesRun {
+        cpu: "network",
+        frames: rb.hashes.len() as u64,
+        instructions: r.instructions,
+        tokens: Some(r.tokens()),
+        secs: r.secs,
+        hashes: rb.hashes.clone(),
+        audio_hash: rb.audio_hash(),
+        samples: rb.sample_count,
+        summary: r.finish.summary.clone(),
+    })
+}
