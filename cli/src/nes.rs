@@ -234,7 +234,8 @@ fn run_reference(a: &Args, cart: host_nes::Cartridge, image: &isa_6502::front::P
         let frames = nes.board.take_frames();
         for f in &frames {
             r.frame(f);
-            pb.set_message(format!("reference CPU: frame {} of {}, {} instructions", f.number + 1, a.frames, nes.instructions));
+            let per = t0.elapsed().as_secs_f64() / (f.number + 1) as f64;
+            pb.set_message(format!("reference CPU: frame {} of {}, {per:.4} s/frame, {} instructions", f.number + 1, a.frames, nes.instructions));
             pb.tick();
         }
         if !frames.is_empty() {

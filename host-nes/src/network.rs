@@ -50,6 +50,8 @@ pub struct NetworkDevices {
     latest: [Option<(u16, u8)>; 4],
     result: Option<(u8, String)>,
     console: Vec<u8>,
+    /// When the devices were made: seconds per frame for the progress line.
+    started: std::time::Instant,
 }
 
 impl NetworkDevices {
@@ -76,6 +78,7 @@ impl NetworkDevices {
             latest: [None; 4],
             result: None,
             console: Vec::new(),
+            started: std::time::Instant::now(),
         }
     }
 
@@ -188,9 +191,11 @@ impl Devices for NetworkDevices {
     }
 
     fn progress(&self) -> Option<String> {
+        let done = self.board.frames_finished();
+        let per = if done > 0 { format!(", {:.2} s/frame", self.started.elapsed().as_secs_f64() / done as f64) } else { String::new() };
         Some(match self.frames {
-            Some(n) => format!("frame {} of {n}", self.board.frames_finished()),
-            None => format!("frame {}", self.board.frames_finished()),
+            Some(n) => format!("frame {done} of {n}{per}"),
+            None => format!("frame {done}{per}"),
         })
     }
 

@@ -435,8 +435,9 @@ pub fn fault_summary(code: u64) -> String {
     format!("machine fault: {what} ${opcode:02X} ({}) at ${pc:04X}", crate::decode(opcode).mnemonic)
 }
 
-/// The host of the NES map until host-nes (issue 14) plays the PPU and APU: it answers IO reads (PPU status
-/// $2002 with the vertical-blank bit set, everything else 0), ignores IO writes, and follows blargg's test
+/// The test host of the NES map for `loom run` and `loom lockstep` (the NES host with PPU, APU and pads is
+/// `host-nes`, `loom nes`): it answers IO reads (PPU status $2002 with the vertical-blank bit set, everything
+/// else 0), ignores IO writes, and follows blargg's test
 /// protocol in PRG RAM ($6000 status, $6001-$6003 = DE B0 61, text from $6004), from the memory writes of the
 /// trace: it prints the text once the status is final, and makes the status the exit status.
 pub struct NesStubDevices {

@@ -5,7 +5,7 @@
 //! at $6004 says why.
 //!
 //! The ROMs touch the PPU only to wait for vertical blank at start-up, so the bus answers $2002 with the
-//! vblank bit set (no PPU is emulated here: host-nes is issue 14) and ignores the other PPU/APU registers.
+//! vblank bit set (no PPU is emulated here; host-nes has one) and ignores the other PPU/APU registers.
 
 mod common;
 

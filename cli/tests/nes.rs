@@ -1,0 +1,81 @@
+//! `loom nes` end to end: the demo on the reference CPU and on the woven network (frames, GIF, WAV, the two
+//! CPUs compared), and clear errors for bad ROMs, input files and existing outputs.
+
+mod common;
+use common::*;
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = loom().current_dir(repo()).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+#[test]
+fn the_demo_on_both_cpus_writes_frames_gif_and_wav() {
+    let dir = scratch("nes-demo");
+    let (gif, wav, frames) = (dir.join("demo.gif"), dir.join("demo.wav"), dir.join("frames"));
+    let (code, stdout, stderr) = run(&[
+        "nes",
+        "--frames",
+        "6",
+        "--cpu",
+        "both",
+        "--gif",
+        gif.to_str().unwrap(),
+        "--wav",
+        wav.to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("6 frames and ") && stderr.contains("identical on the reference CPU and the network"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON figures");
+    assert_eq!(v["identical"], true);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!((runs[0]["cpu"].as_str(), runs[1]["cpu"].as_str()), (Some("reference"), Some("network")));
+    assert_eq!(runs[0]["frames_hash"], runs[1]["frames_hash"]);
+    assert_eq!(runs[0]["instructions"], runs[1]["instructions"]);
+    assert!(runs[1]["tokens_per_frame"].as_f64().unwrap() > 1000.0);
+    // Six PNGs, a GIF of six frames, a WAV of 6 frames of sound.
+    for n in 0..6 {
+        let png = frames.join(format!("frame-{n:05}.png"));
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"), "{}", png.display());
+    }
+    let g = std::fs::read(&gif).unwrap();
+    assert!(g.starts_with(b"GIF89a"));
+    assert_eq!(g.windows(2).filter(|w| w == b"\x00\x2C").count() >= 6, true, "six image descriptors");
+    let w = std::fs::read(&wav).unwrap();
+    assert!(w.starts_with(b"RIFF") && &w[8..12] == b"WAVE");
+    // 6 frames of 29,780.5 cycles at 44,100 samples per 1,789,773 cycles: about 4,400 samples.
+    assert!(w.len() > 44 + 2 * 4_000, "{} bytes", w.len());
+    // Nothing is overwritten without --force.
+    let (code, _, stderr) = run(&["nes", "--frames", "1", "--cpu", "reference", "--gif", gif.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("exists; give --force to replace it"), "{stderr}");
+    assert_eq!(std::fs::read(&gif).unwrap(), g, "the GIF is untouched");
+    let (code, _, stderr) = run(&["nes", "--frames", "1", "--cpu", "reference", "--gif", gif.to_str().unwrap(), "--force"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn bad_roms_and_input_files_are_named() {
+    let dir = scratch("nes-bad");
+    let mut mmc1 = b"NES\x1a\x02\x01\x10\x00".to_vec();
+    mmc1.resize(16 + 0x8000 + 0x2000, 0);
+    let rom = dir.join("mmc1.nes");
+    std::fs::write(&rom, mmc1).unwrap();
+    let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--cpu", "reference"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("mmc1.nes: mapper 1 is not supported"), "{stderr}");
+    let junk = dir.join("junk.nes");
+    std::fs::write(&junk, b"not a rom").unwrap();
+    let (_, _, stderr) = run(&["nes", junk.to_str().unwrap(), "--cpu", "reference"]);
+    assert!(stderr.contains("junk.nes: not an iNES file"), "{stderr}");
+    let input = dir.join("buttons.txt");
+    std::fs::write(&input, "0 -\n10 Jump\n").unwrap();
+    let (code, _, stderr) = run(&["nes", "--input", input.to_str().unwrap(), "--cpu", "reference"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("buttons.txt, line 2: \"Jump\" is not a button"), "{stderr}");
+    let (_, _, stderr) = run(&["nes", "configs/rv32im.toml", "--frames", "1"]);
+    assert!(stderr.contains("loom nes runs the 6502's NES map"), "{stderr}");
+}
