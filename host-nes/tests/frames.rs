@@ -116,3 +116,56 @@ fn the_demo_runs_300_frames_the_same_on_both_cpus() {
     // Under 4,000 instructions a frame (the network runs about 1,000 a second).
     assert!(ri < 4_000 * frames, "{ri} instructions");
 }
+
+/// The frames a ROM needs: until it reports (blargg's $6000 status, or PASSED/FAILED on screen) on the reference
+/// CPU, plus two.
+fn frames_needed(rom: &[u8]) -> u64 {
+    let (cart, image) = host_nes::load_rom("rom", rom).unwrap();
+    let mut nes = host_nes::ReferenceNes::new(&image, Board::new(cart, InputSchedule::default()));
+    while nes.board.frames_finished() < 1500 {
+        if nes.step().is_err() {
+            break;
+        }
+        if nes.instructions % 1024 == 0 {
+            let screen = nes.board.ppu.nametable_text(0);
+            if nes.test_result().is_some() || screen.contains("PASSED") || screen.contains("FAILED") {
+                break;
+            }
+        }
+    }
+    nes.board.frames_finished() + 2
+}
+
+/// Every mapper-0 test ROM of the shared test data, on both CPUs, over the frames it needs: equal frames and
+/// audio. CI runs a few (one of each suite that reports on screen, and the shortest $6000 ones); `NES_ALL=1` runs
+/// all of them (a few minutes).
+#[test]
+fn test_roms_give_the_same_frames_on_both_cpus() {
+    let Some(dir) = testdata("nes") else { return };
+    let all = std::env::var_os("NES_ALL").is_some();
+    let mut roms = Vec::new();
+    for sub in ["ppu_vbl_nmi/rom_singles", "sprite_hit_tests_2005.10.05", "vbl_nmi_timing", "cpu_interrupts_v2/rom_singles", "instr_timing/rom_singles", "instr_test-v5/rom_singles"] {
+        let mut v: Vec<_> = std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "nes")).collect();
+        v.sort();
+        roms.extend(v);
+    }
+    roms.push(dir.join("nestest.nes"));
+    if !all {
+        roms.retain(|p| ["01.basics.nes", "04-nmi_control.nes", "1-cli_latency.nes", "nestest.nes"].iter().any(|n| p.ends_with(n)));
+    }
+    let mut total = (0u64, 0u64);
+    for rom in &roms {
+        let bytes = std::fs::read(rom).unwrap();
+        let frames = if rom.ends_with("nestest.nes") { 12 } else { frames_needed(&bytes) };
+        let none = InputSchedule::default();
+        let (r, ri) = on_reference(&bytes, &none, frames);
+        let (c, ci, _) = on_circuit(&bytes, &none, frames);
+        let name = rom.file_name().unwrap().to_string_lossy().to_string();
+        println!("{name}: {frames} frames, {ri} instructions: frames and audio equal");
+        assert_same(&name, &r, &c);
+        assert_eq!(ri, ci, "{name}");
+        total.0 += frames;
+        total.1 += ri;
+    }
+    println!("{} ROMs, {} frames, {} instructions: every frame and sample equal on both CPUs", roms.len(), total.0, total.1);
+}
