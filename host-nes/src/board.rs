@@ -121,15 +121,14 @@ impl Board {
     /// A CPU read of IO register `addr` ($2000-$401F) on CPU cycle `cycle`.
     pub fn read(&mut self, addr: u16, cycle: u64) -> u8 {
         self.run_to(cycle);
-        let v = match addr {
+        match addr {
             0x2000..=0x3FFF => self.ppu.read_register(addr & 7),
             0x4015 => self.apu.read_status(),
             // Bits 5-7 are open bus: the high byte of the address, $40.
             0x4016 => 0x40 | self.pads[0].read(),
             0x4017 => 0x40 | self.pads[1].read(),
             _ => (addr >> 8) as u8,
-        };
-        v
+        }
     }
 
     /// A CPU write of `value` to IO register `addr` on CPU cycle `cycle`. $4014 (OAM DMA) is the CPU side's:

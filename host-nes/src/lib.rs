@@ -51,7 +51,7 @@ pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule
         for f in nes.board.take_frames() {
             recorder.frame(&f);
         }
-        if nes.instructions % 512 == 0 {
+        if nes.instructions.is_multiple_of(512) {
             recorder.samples(&nes.board.take_samples());
         }
     }

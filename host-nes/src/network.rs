@@ -56,7 +56,8 @@ pub struct NetworkDevices {
 
 impl NetworkDevices {
     /// Devices for the NES-map machine built with `opts`, around `board`, stopping after `frames` frames (or
-    /// at blargg's final status when `frames` is `None`). `memory` is the program's 64 KiB image.
+    /// at blargg's final status when `frames` is `None`). `memory` is the program's 64 KiB image. Panics when
+    /// `opts` is not the NES map (it has no IO ports to serve).
     pub fn new(opts: &Mos6502Options, board: Board, memory: Vec<u8>, frames: Option<u64>, recorder: Box<dyn Recorder>) -> Self {
         let io_read = io_read_port(opts).expect("the NES map has IO ports");
         NetworkDevices {
@@ -150,10 +151,8 @@ impl Devices for NetworkDevices {
             if port == self.io_write {
                 // A store's (or a read-modify-write's last) write: the instruction's last cycle.
                 self.board.write(v as u16, (v >> 16) as u8, cyc - 1);
-            } else if port == self.oam {
-                if let Some((_, bytes)) = self.dma.as_mut() {
-                    bytes.extend((v as u32).to_le_bytes());
-                }
+            } else if let (true, Some((_, bytes))) = (port == self.oam, self.dma.as_mut()) {
+                bytes.extend((v as u32).to_le_bytes());
             }
         }
         // PRG RAM as the trace writes it (each bank's latest write applies again at every commit).

@@ -151,10 +151,8 @@ impl FileRecorder {
 impl Recorder for FileRecorder {
     fn frame(&mut self, frame: &Frame) {
         self.hashes.push((frame.number, fnv1a(frame.pixels.iter().copied())));
-        if self.error.is_none() && frame.number % self.spec.every == 0 {
-            if let Err(e) = self.record(frame) {
-                self.error = Some(e);
-            }
+        if self.error.is_none() && frame.number.is_multiple_of(self.spec.every) {
+            self.error = self.record(frame).err();
         }
         self.last = Some(frame.clone());
     }
