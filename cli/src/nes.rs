@@ -83,6 +83,8 @@ struct NesRun {
     audio_hash: u64,
     samples: u64,
     summary: String,
+    /// The run's exit status: 0, or a machine fault's (134) or the step limit's (124).
+    status: u8,
 }
 
 impl NesRun {
@@ -119,7 +121,8 @@ fn progress_bar(show: bool) -> ProgressBar {
     pb
 }
 
-/// `loom nes`; returns the process exit status.
+/// `loom nes`; returns the process exit status: 0, 1 when `--cpu both` finds a difference, 134 when a CPU
+/// faults (an opcode the 2A03 refuses), 124 at the step limit.
 pub fn run(a: Args) -> Result<ExitCode> {
     let (config, rom_path) = match a.inputs.as_slice() {
         [] => (None, None),
@@ -175,21 +178,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
         runs.push(run_network(&a, &cfg, machine, cart, &image, input, recorder.clone(), progress)?);
     }
     recorder.borrow_mut().finish()?;
-    let mut status = 0u8;
+    let mut status = runs.iter().map(|r| r.status).find(|&s| s != 0).unwrap_or(0);
+    let mut identical = true;
     if let [r, n] = runs.as_slice() {
         let differ = r.hashes.iter().zip(&n.hashes).position(|(x, y)| x != y);
         match differ {
             Some(i) => {
                 eprintln!("frame {} differs between the reference CPU and the network", r.hashes[i].0);
                 status = 1;
+                identical = false;
             }
             None if r.hashes.len() != n.hashes.len() => {
                 eprintln!("the reference CPU gave {} frames, the network {}", r.hashes.len(), n.hashes.len());
                 status = 1;
+                identical = false;
             }
             None if r.audio_hash != n.audio_hash || r.samples != n.samples => {
                 eprintln!("the audio differs between the reference CPU and the network ({} and {} samples)", r.samples, n.samples);
                 status = 1;
+                identical = false;
             }
             None => eprintln!("{} frames and {} audio samples identical on the reference CPU and the network", n.hashes.len(), n.samples),
         }
@@ -198,7 +205,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let all: Vec<_> = runs.iter().map(NesRun::figures).collect();
         let mut out = serde_json::json!({ "rom": rom_name, "runs": all });
         if runs.len() == 2 {
-            out["identical"] = serde_json::json!(status == 0);
+            out["identical"] = serde_json::json!(identical);
             out["network_over_reference_seconds"] = serde_json::json!(runs[1].secs / runs[0].secs.max(1e-9));
         }
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -226,9 +233,11 @@ fn run_reference(a: &Args, cart: host_nes::Cartridge, image: &isa_6502::front::P
     let mut nes = host_nes::ReferenceNes::new(image, Board::new(cart, input));
     let mut r = rec.clone();
     let mut summary = format!("{} frames", a.frames);
+    let mut status = 0;
     while nes.board.frames_finished() < a.frames {
         if let Err(f) = nes.step() {
             summary = format!("interpreter fault after {} instructions: {f}", nes.instructions);
+            status = isa_api::front::EXIT_FAULT;
             break;
         }
         let frames = nes.board.take_frames();
@@ -259,6 +268,7 @@ fn run_reference(a: &Args, cart: host_nes::Cartridge, image: &isa_6502::front::P
         audio_hash: rb.audio_hash(),
         samples: rb.sample_count,
         summary,
+        status,
     })
 }
 
@@ -303,5 +313,6 @@ fn run_network(
         audio_hash: rb.audio_hash(),
         samples: rb.sample_count,
         summary: r.finish.summary.clone(),
+        status: r.finish.status,
     })
 }
