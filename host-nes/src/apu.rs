@@ -1049,29 +1049,20 @@ mod tests {
         // 1: feedback = bit0 ^ bit1 = 1 -> 0x4000.
         assert_eq!(noise.lfsr, 0x4000);
         // Long mode has period 32767.
-        let mut n = Noise { lfsr: 1, ..Noise::default() };
-        let mut steps = 0;
-        loop {
-            n.timer = 0;
-            n.clock_timer();
-            steps += 1;
-            if n.lfsr == 1 {
-                break;
+        let period = |mut n: Noise| {
+            let mut steps = 0;
+            loop {
+                n.timer = 0;
+                n.clock_timer();
+                steps += 1;
+                if n.lfsr == 1 {
+                    return steps;
+                }
             }
-        }
-        assert_eq!(steps, 32767);
+        };
+        assert_eq!(period(Noise { lfsr: 1, ..Noise::default() }), 32767);
         // Short mode (bit 6 tap) from 1 has period 93.
-        let mut n = Noise { lfsr: 1, mode: true, ..Noise::default() };
-        let mut steps = 0;
-        loop {
-            n.timer = 0;
-            n.clock_timer();
-            steps += 1;
-            if n.lfsr == 1 {
-                break;
-            }
-        }
-        assert_eq!(steps, 93);
+        assert_eq!(period(Noise { lfsr: 1, mode: true, ..Noise::default() }), 93);
     }
 
     #[test]

@@ -2,18 +2,11 @@
 //! hit, the CPU's interrupt and instruction timing as the board sees them. The ROMs report through PRG RAM
 //! ($6000 status, text from $6004) or, the older ones, on screen (their text in the nametable).
 
+mod common;
+use common::*;
+
 use host_nes::{Board, InputSchedule, ReferenceNes};
 
-fn testdata(rel: &str) -> Option<std::path::PathBuf> {
-    match std::env::var_os("WEAVER_TESTDATA") {
-        Some(d) => Some(std::path::PathBuf::from(d).join(rel)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI=true needs WEAVER_TESTDATA");
-            println!("SKIPPED: WEAVER_TESTDATA is not set");
-            None
-        }
-    }
-}
 
 /// How a ROM's run ended: its status (0 = passed) and text.
 #[derive(Debug)]

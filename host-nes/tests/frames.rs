@@ -2,39 +2,16 @@
 //! evaluator, which the woven network equals position for position: `loom lockstep`, `isa-6502/tests/woven.rs`)
 //! against the host driven by the reference interpreter. Every frame's pixels and the audio must be equal.
 
-use host_nes::output::fnv1a;
-use host_nes::{Board, InputSchedule, NetworkDevices, Recorder};
+mod common;
+use common::{Hashes, testdata};
+
+use host_nes::{Board, InputSchedule, NetworkDevices};
 use isa_api::Reference;
 use isa_api::front::{Devices, Machine};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-#[derive(Default)]
-struct Hashes {
-    frames: Vec<u64>,
-    audio: Vec<i16>,
-}
 
-impl Recorder for Hashes {
-    fn frame(&mut self, f: &host_nes::Frame) {
-        assert_eq!(f.number as usize, self.frames.len());
-        self.frames.push(fnv1a(f.pixels.iter().copied()));
-    }
-    fn samples(&mut self, s: &[i16]) {
-        self.audio.extend_from_slice(s);
-    }
-}
-
-fn testdata(rel: &str) -> Option<std::path::PathBuf> {
-    match std::env::var_os("WEAVER_TESTDATA") {
-        Some(d) => Some(std::path::PathBuf::from(d).join(rel)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI=true needs WEAVER_TESTDATA");
-            println!("SKIPPED: WEAVER_TESTDATA is not set");
-            None
-        }
-    }
-}
 
 /// The reference CPU's frames and audio.
 fn on_reference(rom: &[u8], input: &InputSchedule, frames: u64) -> (Hashes, u64) {

@@ -1,20 +1,13 @@
 //! Our host with the reference CPU against an independent NES emulator, `tetanes-core` (crates.io, MIT/Apache):
 //! the same ROM and buttons, every frame's palette indices compared.
 
+mod common;
+use common::*;
+
 use host_nes::{InputSchedule, Recorder};
 use tetanes_core::input::JoypadBtnState;
 use tetanes_core::prelude::*;
 
-fn testdata(rel: &str) -> Option<std::path::PathBuf> {
-    match std::env::var_os("WEAVER_TESTDATA") {
-        Some(d) => Some(std::path::PathBuf::from(d).join(rel)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI=true needs WEAVER_TESTDATA");
-            println!("SKIPPED: WEAVER_TESTDATA is not set");
-            None
-        }
-    }
-}
 
 /// tetanes' frames: palette indices (its raw frame buffer, emphasis bits dropped).
 fn tetanes_frames(rom: &[u8], input: &InputSchedule, frames: u64) -> Vec<Vec<u8>> {

@@ -3,27 +3,15 @@
 //! pixels and every audio sample must be equal. `NES_WOVEN_FRAMES` sets the frames (default 3; `loom nes --cpu
 //! both` runs longer comparisons).
 
-use host_nes::output::fnv1a;
-use host_nes::{Board, InputSchedule, NetworkDevices, Recorder};
+mod common;
+use common::Hashes;
+
+use host_nes::{Board, InputSchedule, NetworkDevices};
 use isa_api::front::{Devices, Machine, RunEnd};
 use isa_api::host;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-#[derive(Default)]
-struct Hashes {
-    frames: Vec<u64>,
-    audio: Vec<i16>,
-}
-
-impl Recorder for Hashes {
-    fn frame(&mut self, f: &host_nes::Frame) {
-        self.frames.push(fnv1a(f.pixels.iter().copied()));
-    }
-    fn samples(&mut self, s: &[i16]) {
-        self.audio.extend_from_slice(s);
-    }
-}
 
 #[test]
 fn the_demo_on_the_woven_cpu_gives_the_reference_cpus_frames_and_audio() {
