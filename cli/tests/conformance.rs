@@ -111,7 +111,7 @@ fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
     let desc = isa_api::examples::acc8();
     let woven = weaver::weave(&desc, &weaver::WeaveOptions::default()).unwrap();
     let prog: Vec<u64> = isa_api::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
-    let image = LoadImage { loads: vec![MemLoad { mem: 0, base: 0, words: prog }] };
+    let image = LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words: prog }]);
     for kind in kinds() {
         let ex = backends::executor::build(kind, &woven.config, &woven.weights).unwrap();
         let steps = match kind {
@@ -132,7 +132,7 @@ fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
 fn incremental_logits_equal_the_sparse_executors_bit_for_bit() {
     let acc8 = isa_api::examples::acc8();
     let prog: Vec<u64> = isa_api::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
-    let acc8_image = LoadImage { loads: vec![MemLoad { mem: 0, base: 0, words: prog }] };
+    let acc8_image = LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words: prog }]);
     let mut keys = isa_api::toml::Table::new();
     keys.insert("ram_size".into(), 1024.into());
     let rv32 = isa_rv32im::front::Rv32Front.configure(&keys).unwrap();

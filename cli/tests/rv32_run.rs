@@ -150,12 +150,14 @@ fn an_exported_rv32im_checkpoint_runs_an_elf() {
     let cpu = isa_rv32im::load_elf(&std::fs::read(&elf).unwrap(), opts.interp_config()).unwrap();
     let rep = isa_rv32im::lockstep::trace_lockstep(&proto, &generated, cpu, &opts).expect("lockstep");
     assert_eq!((rep.instructions, rep.end), (3, isa_rv32im::lockstep::LockstepEnd::Exit(7)));
-    // A program linked elsewhere than a valid RAM base is named.
+    // An entry point that is not a multiple of 4 is named.
     let bad = dir.join("odd.elf");
     let mut e = tiny_elf(&[0x0000_0073]);
     e[24] = 2; // entry 0x10002: not a multiple of 4
     std::fs::write(&bad, e).unwrap();
     let out = loom().args(["run", "--no-progress", "--model"]).arg(&model).arg(&bad).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("entry point 0x00010002 is outside RAM or misaligned"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -89,7 +89,7 @@ pub fn state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>)
             loads.push(MemLoad { mem: mem::BANKS[k], base, words });
         }
     }
-    LoadImage { loads }
+    LoadImage::of_loads(loads)
 }
 
 /// A program as 64 KiB of memory and the first PC.

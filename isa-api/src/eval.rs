@@ -155,6 +155,15 @@ impl Reference {
         }
     }
 
+    /// Preset registers (`(register, value)` pairs) before the first step, as the prompt's
+    /// [`Protocol::preset_tokens`] do: their values and their fields' latest values.
+    pub fn preset(&mut self, regs: &[(u32, u64)]) {
+        for &(r, v) in regs {
+            self.state.regs[r as usize] = v & mask(self.desc.registers[r as usize].width);
+        }
+        self.history.preset(&self.protocol, regs);
+    }
+
     /// Inject `value` on input port `port` (what the host's input tokens do between steps).
     pub fn inject(&mut self, port: u32, value: u64) {
         self.state.inputs[port as usize] = value & mask(self.desc.inputs[port as usize].width);

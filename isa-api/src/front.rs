@@ -53,28 +53,39 @@ pub struct MemLoad {
     pub words: Vec<u64>,
 }
 
-/// A program as the machine's initial memory contents: the load tokens of the prompt.
+/// A program as the machine's initial state: the load tokens of the prompt, and register presets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadImage {
     pub loads: Vec<MemLoad>,
+    /// Registers that start at a value other than 0, `(register, value)` (e.g. a program counter at the
+    /// program's entry point), written as [`Protocol::preset_tokens`] before the prompt's `STEP`.
+    pub regs: Vec<(u32, u64)>,
 }
 
 impl LoadImage {
-    /// The prompt: load tokens for every nonzero word of every load, in order, then `STEP`.
+    /// Loads only, every register from 0.
+    pub fn of_loads(loads: Vec<MemLoad>) -> Self {
+        Self { loads, regs: Vec::new() }
+    }
+
+    /// The prompt: load tokens for every nonzero word of every load, in order, then the register presets,
+    /// then `STEP`.
     pub fn prompt(&self, proto: &Protocol) -> Vec<u32> {
         let mut p = Vec::new();
         for l in &self.loads {
             p.extend(proto.load_tokens(l.mem, l.base, &l.words));
         }
+        p.extend(proto.preset_tokens(&self.regs));
         p.push(proto.step_token);
         p
     }
 
-    /// Apply the loads to a reference machine.
+    /// Apply the loads and register presets to a reference machine.
     pub fn load_into(&self, r: &mut crate::Reference) {
         for l in &self.loads {
             r.load(l.mem, l.base, &l.words);
         }
+        r.preset(&self.regs);
     }
 }
 
@@ -243,7 +254,7 @@ impl Machine for GenericMachine {
         if words.len() as u64 > 1u64 << m.addr_width {
             return Err(FrontError(format!("{}: {} words do not fit memory {} of {} words", program.name, words.len(), m.name, 1u64 << m.addr_width)));
         }
-        Ok(LoadImage { loads: vec![MemLoad { mem: 0, base: 0, words }] })
+        Ok(LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words }]))
     }
     fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         let mut d = PortPrinter::new(face, console);

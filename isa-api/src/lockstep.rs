@@ -94,7 +94,7 @@ mod tests {
     fn a_reference_trace_replays_and_a_changed_token_is_found() {
         let d = crate::examples::acc8();
         let prog: Vec<u64> = crate::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
-        let image = LoadImage { loads: vec![MemLoad { mem: 0, base: 0, words: prog.clone() }] };
+        let image = LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words: prog.clone() }]);
         let mut r = Reference::new(d.clone());
         r.load(0, 0, &prog);
         let generated = r.run(500);

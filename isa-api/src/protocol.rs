@@ -197,6 +197,28 @@ impl Protocol {
         out
     }
 
+    /// The register chunks of `regs` (`(register, value)` pairs) that differ from 0, as step-field tokens
+    /// (not end variants) in [`Protocol::step_fields`] order: the prompt writes them before its final `STEP`,
+    /// which commits them, so the machine starts with those register values (a program's entry point, say).
+    /// The network needs nothing for this: a register's value at a commit is its fields' latest tokens; the
+    /// decoder ([`crate::StepDecoder`]) and the reference evaluator ([`crate::Reference::preset`]) take them in
+    /// the same way. A register given twice takes its last value.
+    pub fn preset_tokens(&self, regs: &[(u32, u64)]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for &fi in &self.step_fields {
+            let f = &self.fields[fi as usize];
+            if let FieldRole::RegNext { reg, .. } = f.role {
+                if let Some((_, v)) = regs.iter().rev().find(|(r, _)| *r == reg) {
+                    let chunk = (v >> f.lo) & ((1u64 << f.width) - 1);
+                    if chunk != 0 {
+                        out.push(self.encode(fi, chunk, false));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Tokens that inject `value` on input port `port` (one per chunk, low chunk first), for the host to feed
     /// between steps.
     pub fn input_tokens(&self, port: u32, value: u64) -> Vec<u32> {

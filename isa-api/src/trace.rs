@@ -82,6 +82,19 @@ impl TraceHistory {
 
     /// Take in a step that writes `fields` (as [`StepEvents::fields`]): their values become the latest, and a
     /// memory whose first address chunk is written has been written.
+    /// Take in register presets (`(register, value)` pairs, as [`Protocol::preset_tokens`] writes them in a
+    /// prompt): each register field's latest value becomes its chunk of the value.
+    pub fn preset(&mut self, p: &Protocol, regs: &[(u32, u64)]) {
+        for (k, &fi) in p.step_fields.iter().enumerate() {
+            let f = &p.fields[fi as usize];
+            if let FieldRole::RegNext { reg, .. } = f.role {
+                if let Some((_, v)) = regs.iter().rev().find(|(r, _)| *r == reg) {
+                    self.latest[k] = (v >> f.lo) & ((1u64 << f.width) - 1);
+                }
+            }
+        }
+    }
+
     pub fn record(&mut self, p: &Protocol, fields: &[Option<u64>]) {
         for (k, v) in fields.iter().enumerate() {
             if let Some(v) = v {
@@ -226,7 +239,7 @@ pub struct StepDecoder<'p> {
     /// An injection in progress: port, value so far.
     input: Option<(u32, u64)>,
     position: usize,
-    /// The machine has started (its first `STEP`) or a step field has been seen.
+    /// The machine has started: its first `STEP`, or a step that ended (a trace read from the middle).
     started: bool,
 }
 
@@ -265,6 +278,15 @@ impl<'p> StepDecoder<'p> {
         let Some(tok) = p.decode(token) else { return Err(err(format!("token {token} is outside the vocabulary ({} tokens)", p.vocab_size))) };
         match tok {
             Token::Step => {
+                if self.k != 0 && !self.started && self.presets_only() {
+                    // The prompt's register presets ([`Protocol::preset_tokens`]), committed by its `STEP`.
+                    let fields = std::mem::take(&mut self.fields);
+                    self.hist.record(p, &fields);
+                    self.fields = vec![None; fields.len()];
+                    self.k = 0;
+                    self.started = true;
+                    return Ok(Decoded::Start);
+                }
                 if self.k != 0 {
                     return Err(err(format!("STEP inside a step, where {} was expected", expected(self.k))));
                 }
@@ -325,10 +347,10 @@ impl<'p> StepDecoder<'p> {
                 }
                 self.fields[kk] = Some(value);
                 self.k = kk + 1;
-                self.started = true;
                 if !end {
                     return Ok(Decoded::Partial);
                 }
+                self.started = true;
                 // An output port is written whole or not at all: per port, (chunks written, chunks).
                 let mut ports: Vec<(u32, usize, usize)> = Vec::new();
                 for (j, fi) in p.step_fields.iter().enumerate() {
@@ -345,6 +367,17 @@ impl<'p> StepDecoder<'p> {
                 Ok(Decoded::Step(self.finish()))
             }
         }
+    }
+
+    /// Are the fields seen so far in this step all register fields (a prompt's presets)?
+    fn presets_only(&self) -> bool {
+        self.fields.iter().zip(&self.proto.step_fields).all(|(v, fi)| v.is_none() || matches!(self.proto.fields[*fi as usize].role, FieldRole::RegNext { .. }))
+    }
+
+    /// Start from register presets without their tokens (a trace whose prompt preset them, read from its
+    /// first generated token): see [`TraceHistory::preset`].
+    pub fn preset(&mut self, regs: &[(u32, u64)]) {
+        self.hist.preset(self.proto, regs);
     }
 
     /// End the current step: its events, and the decoder back at a boundary.
@@ -439,6 +472,59 @@ mod tests {
         dec.push(p16.step_token).unwrap();
         let e = dec.push(p16.encode(w0, 5, true)).unwrap_err().to_string();
         assert!(e.contains("writes 1 of the 2 chunks of output port 0"), "{e}");
+    }
+
+    /// Register presets in the prompt: the decoder starts from them, and the steps it reads are those of a
+    /// reference machine preset the same way (whose trace omits the chunks that did not change from them).
+    #[test]
+    fn prompt_presets_start_the_registers() {
+        let d = crate::examples::scatter10();
+        let image = crate::examples::scatter10_image(300);
+        let regs = [(0u32, 0x2A7u64), (1, 0x31)];
+        let load = crate::LoadImage { loads: vec![crate::MemLoad { mem: 0, base: 0, words: image.clone() }], regs: regs.to_vec() };
+        let mut r = Reference::new(d.clone());
+        load.load_into(&mut r);
+        assert_eq!(r.state.regs, vec![0x2A7, 0x31]);
+        let p = r.protocol.clone();
+        let mut tokens = load.prompt(&p);
+        let presets = p.preset_tokens(&regs);
+        // P is 10 bits: chunks 0xA7 and 0x2; A one chunk; none an end variant.
+        assert_eq!(presets.len(), 3);
+        assert!(presets.iter().all(|t| matches!(p.decode(*t), Some(Token::Value { end: false, .. }))));
+        assert_eq!(&tokens[tokens.len() - 4..tokens.len() - 1], &presets[..]);
+        let prompt_len = tokens.len();
+        let mut want = Vec::new();
+        for _ in 0..50 {
+            let o = r.step();
+            tokens.extend(r.step_tokens(&o));
+            want.push(r.state.regs.clone());
+        }
+        let mut dec = StepDecoder::new(&p);
+        let mut got = Vec::new();
+        for (i, &t) in tokens.iter().enumerate() {
+            match dec.push(t).unwrap() {
+                Decoded::Start => assert_eq!(i, prompt_len - 1),
+                Decoded::Step(s) => got.push(s.regs),
+                _ => {}
+            }
+        }
+        assert_eq!(got, want);
+        // The first step adds 0x95 to P = 0x2A7: 0x33C, so P's high chunk changes from 2 to 3 and is written.
+        assert_eq!(want[0][0], 0x33C);
+        // A decoder told the presets reads the generated part alone the same way.
+        let mut dec = StepDecoder::new(&p);
+        dec.preset(&regs);
+        let alone: Vec<Vec<u64>> = tokens[prompt_len..].iter().filter_map(|t| match dec.push(*t).unwrap() {
+            Decoded::Step(s) => Some(s.regs),
+            _ => None,
+        }).collect();
+        // (Without the prompt's STEP the first step's tokens start the trace.)
+        assert_eq!(alone, want);
+        // Only register fields may preset: an output-port chunk before the prompt's STEP is an error.
+        let out = *p.step_fields.last().unwrap();
+        let mut dec = StepDecoder::new(&p);
+        dec.push(p.encode(out, 1, false)).unwrap();
+        assert!(dec.push(p.step_token).unwrap_err().to_string().contains("STEP inside a step"));
     }
 
     #[test]

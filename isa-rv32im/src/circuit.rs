@@ -1329,7 +1329,8 @@ impl CircuitHart {
             return Err(HartError::BadPc(cpu.pc()));
         }
         let mut reference = isa_api::Reference::new(desc);
-        reference.state.regs[reg::PC as usize] = (pc_off / 4) as u64;
+        // As the prompt presets it (`ProgramImage::pc_preset`): the value and the trace's latest PC chunks.
+        reference.preset(&[(reg::PC, (pc_off / 4) as u64)]);
         let xs: Vec<u64> = cpu.regs().iter().map(|v| *v as u64).collect();
         reference.load(mem::X, 0, &xs);
         for (m, words) in ram_image(ram.bytes(), opts.layout).iter().enumerate() {
@@ -1338,8 +1339,8 @@ impl CircuitHart {
         Ok(CircuitHart { reference, opts: *opts })
     }
 
-    /// Loads an ELF executable exactly as [`crate::load_elf`] does for the interpreter (pc = entry, sp = top of
-    /// RAM rounded down to 16 bytes).
+    /// Loads an ELF executable exactly as [`crate::load_elf`] does for the interpreter (pc = entry, sp =
+    /// [`crate::elf::initial_sp`]).
     pub fn load_elf(bytes: &[u8], opts: &Rv32MachineOptions) -> Result<CircuitHart, HartError> {
         opts.validate()?;
         let cpu = crate::load_elf(bytes, opts.interp_config())?;

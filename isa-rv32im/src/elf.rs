@@ -181,10 +181,18 @@ impl ElfImage {
     }
 }
 
+/// The stack pointer a program starts with: 16 bytes below the top of RAM (rounded down to 16), where four
+/// zero words stand for the Linux start-up block a user-mode loader leaves at sp (argc = 0, an empty argv,
+/// an empty envp, an auxiliary vector of just `AT_NULL`), so start-up code that reads argc finds 0 and a
+/// program that never sets sp has the rest of RAM below it as its stack. qemu-riscv32 picks its own sp
+/// (the same block, high in its address space): programs meant for register-level lockstep with qemu set
+/// sp in their `_start`.
+pub fn initial_sp(ram: &Ram) -> u32 {
+    (ram.end().min(0xffff_fff0) as u32 & !15).wrapping_sub(16)
+}
+
 /// Creates a hart with `config`'s RAM, loads the executable and sets pc to its entry point. All other registers
-/// are zero, as qemu-riscv32 user mode leaves them, except sp, which is set to the top of RAM (rounded down to 16
-/// bytes) for programs that do not set it themselves; qemu picks its own sp, so programs meant for lockstep runs
-/// set sp in their `_start`.
+/// are zero, as qemu-riscv32 user mode leaves them, except sp ([`initial_sp`]).
 pub fn load_elf(bytes: &[u8], config: Config) -> Result<Cpu, ElfError> {
     let image = parse_elf(bytes)?;
     let mut cpu = Cpu::new(config).ok_or(ElfError::BadRamConfig {
@@ -192,7 +200,7 @@ pub fn load_elf(bytes: &[u8], config: Config) -> Result<Cpu, ElfError> {
         size: config.ram_size,
     })?;
     image.load_into(&mut cpu)?;
-    let top = cpu.ram().end().min(0xffff_fff0) as u32 & !15;
-    cpu.set_x(2, top);
+    let sp = initial_sp(cpu.ram());
+    cpu.set_x(2, sp);
     Ok(cpu)
 }

@@ -88,7 +88,8 @@ impl MachineFront for Rv32Front {
         Ok(Box::new(Rv32Machine { opts: Rv32Keys::parse(section)? }))
     }
     /// RAM size and layout from the face's memories (`RAM` of words, or byte lanes `RAM0..RAM3`), the RAM base
-    /// from the ELF's entry point (the machine starts at the RAM base; without a program, the demo's).
+    /// from the ELF: its lowest segment's address (rounded down to 4 bytes); without a program, the demo's.
+    /// A checkpoint does not record its RAM base: run it with its config when the program is linked elsewhere.
     fn from_face(&self, face: &MachineFace, program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
         let rows = |name: &str| face.memories.iter().find(|m| m.name == name).map(|m| (1u64 << m.addr_width) * 4);
         let (layout, ram_size) = match (rows("RAM"), rows("RAM0")) {
@@ -97,11 +98,14 @@ impl MachineFront for Rv32Front {
             _ => return Err(FrontError::new(format!("machine {} has no RAM memory (not an rv32im checkpoint)", face.name))),
         };
         let ram_base = match program {
-            Some(p) => crate::parse_elf(&p.bytes).map_err(|e| FrontError::new(format!("{}: {e}", p.name)))?.entry,
+            Some(p) => {
+                let elf = crate::parse_elf(&p.bytes).map_err(|e| FrontError::new(format!("{}: {e}", p.name)))?;
+                elf.segments.iter().map(|s| s.vaddr).min().unwrap_or(elf.entry) & !3
+            }
             None => Rv32MachineOptions::default().ram_base,
         };
         let opts = Rv32MachineOptions { ram_base, ram_size: u32::try_from(ram_size).map_err(|_| FrontError::new("RAM size beyond 4 GiB"))?, layout };
-        opts.validate().map_err(|e| FrontError::new(format!("{}: entry point {ram_base:#x} as the RAM base: {e}", program.map_or("the demo", |p| p.name.as_str()))))?;
+        opts.validate().map_err(|e| FrontError::new(format!("{}: {ram_base:#x} as the RAM base: {e}", program.map_or("the demo", |p| p.name.as_str()))))?;
         Ok(Box::new(Rv32Machine { opts }))
     }
 }

@@ -15,9 +15,6 @@ pub enum ProgramError {
     /// The file is not a loadable RV32 executable.
     #[error(transparent)]
     Elf(#[from] ElfError),
-    /// The machine's pc starts at the RAM base (its PC register is a word index that resets to 0).
-    #[error("entry point {entry:#010x} is not the RAM base {ram_base:#010x}: the machine starts at the RAM base, so link the program there (examples/rv32/src/link.ld)")]
-    EntryNotAtRamBase { entry: u32, ram_base: u32 },
     /// The RAM geometry of the options is impossible.
     #[error("RAM of {size} bytes at {base:#x} is not a valid machine RAM")]
     BadRam { base: u32, size: u32 },
@@ -28,10 +25,11 @@ pub enum ProgramError {
 pub struct ProgramImage {
     /// RAM contents from the RAM base, `ram_size` bytes.
     pub ram: Vec<u8>,
-    /// x0..x31: all zero except sp (x2) = top of RAM rounded down to 16 bytes, as [`crate::load_elf`] sets them.
+    /// x0..x31: all zero except sp (x2), as [`crate::load_elf`] sets them ([`crate::elf::initial_sp`]).
     pub x: [u32; 32],
-    /// Entry point (= the RAM base).
+    /// Entry point (`e_entry`): the machine's first pc, preset in the prompt when it is not the RAM base.
     pub entry: u32,
+    ram_base: u32,
     layout: MemoryLayout,
 }
 
@@ -40,21 +38,25 @@ impl ProgramImage {
     pub fn from_elf(bytes: &[u8], opts: &Rv32MachineOptions) -> Result<ProgramImage, ProgramError> {
         let image = parse_elf(bytes)?;
         let mut ram = Ram::new(opts.ram_base, opts.ram_size).ok_or(ProgramError::BadRam { base: opts.ram_base, size: opts.ram_size })?;
-        if image.entry != opts.ram_base {
-            return Err(ProgramError::EntryNotAtRamBase { entry: image.entry, ram_base: opts.ram_base });
-        }
         image.load_into_ram(&mut ram)?;
         let mut x = [0u32; 32];
-        x[2] = ram.end().min(0xffff_fff0) as u32 & !15;
-        Ok(ProgramImage { ram: ram.bytes().to_vec(), x, entry: image.entry, layout: opts.layout })
+        x[2] = crate::elf::initial_sp(&ram);
+        Ok(ProgramImage { ram: ram.bytes().to_vec(), x, entry: image.entry, ram_base: opts.ram_base, layout: opts.layout })
     }
 
-    /// The loads of this program: every RAM memory's words in order, then the register file (sp).
+    /// The loads of this program: every RAM memory's words in order, then the register file (sp); and the
+    /// `PC` register preset to the entry point's word index when the entry point is not the RAM base.
     pub fn load_image(&self) -> isa_api::LoadImage {
         let mut loads: Vec<isa_api::MemLoad> =
             ram_image(&self.ram, self.layout).into_iter().enumerate().map(|(m, words)| isa_api::MemLoad { mem: mem::RAM0 + m as u32, base: 0, words }).collect();
         loads.push(isa_api::MemLoad { mem: mem::X, base: 0, words: self.x.iter().map(|v| *v as u64).collect() });
-        isa_api::LoadImage { loads }
+        isa_api::LoadImage { loads, regs: self.pc_preset() }
+    }
+
+    /// The `PC` preset: `(reg::PC, word index of the entry point)`, none when the entry is the RAM base.
+    pub fn pc_preset(&self) -> Vec<(u32, u64)> {
+        let word = u64::from(self.entry.wrapping_sub(self.ram_base) >> 2);
+        if word == 0 { Vec::new() } else { vec![(crate::circuit::reg::PC, word)] }
     }
 
     /// The prompt that loads this program and starts the machine: load tokens for every nonzero RAM word
@@ -108,6 +110,6 @@ mod tests {
         assert!(e.to_string().contains("lies outside RAM"), "{e}");
         let moved = Rv32MachineOptions { ram_base: 0x20000, ..opts };
         let e = ProgramImage::from_elf(example("hello").unwrap().elf, &moved).unwrap_err();
-        assert!(matches!(e, ProgramError::EntryNotAtRamBase { .. }), "{e}");
+        assert!(matches!(e, ProgramError::Elf(ElfError::SegmentOutsideRam { vaddr: 0x10000, ram_base: 0x20000, .. })), "{e}");
     }
 }

@@ -19,7 +19,9 @@ fn loads_hello() {
     );
     let cpu = load_elf(hello(), Config::default()).unwrap();
     assert_eq!(cpu.pc(), 0x1_0000);
-    assert_eq!(cpu.x(2), 0x5_0000);
+    // sp: 16 bytes below the top of RAM, at an all-zero argc/argv/envp/auxv block.
+    assert_eq!(cpu.x(2), 0x5_0000 - 16);
+    assert_eq!(cpu.ram().bytes()[cpu.ram().bytes().len() - 16..], [0u8; 16]);
     // First instruction: auipc sp, ... (crt0)
     assert_eq!(cpu.fetch().unwrap() & 0xfff, 0x117);
 }

@@ -146,6 +146,8 @@ pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu
     let mut rep = LockstepReport::new();
     let mismatch = |n: u64, pc: u32, what: String| LockstepError::Mismatch { instructions: n, pc, what };
     let mut dec = StepDecoder::new(proto);
+    // The prompt preset PC to the entry point (`ProgramImage::pc_preset`): the trace's PC chunks omit what did not change from it.
+    dec.preset(&[(reg::PC, u64::from(cpu.pc().wrapping_sub(opts.ram_base) >> 2))]);
     for &t in generated {
         let step = match dec.push(t) {
             Ok(Decoded::Step(s)) => s,
