@@ -36,6 +36,10 @@ pub struct Args {
     /// Bound on machine steps per program (the comparison covers the steps run until then).
     #[arg(long)]
     pub max_steps: Option<usize>,
+    /// Standard input for every program (RV32: what read(2) on fd 0 returns; default: none). The
+    /// interpreter gets the bytes the trace shows the host delivering.
+    #[arg(long, value_name = "FILE")]
+    pub stdin: Option<PathBuf>,
     #[command(flatten)]
     pub keys: crate::run::KeyOverrides,
 }
@@ -53,6 +57,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     anyhow::ensure!(!programs.is_empty(), "{}: the machine has no built-in programs: give a PROGRAM", cfg.origin);
     let images = programs.iter().map(|p| machine.load(p)).collect::<Result<Vec<_>, _>>()?;
+    let stdin = match &a.stdin {
+        Some(p) => std::fs::read(p).with_context(|| format!("--stdin {}", p.display()))?,
+        None => Vec::new(),
+    };
     let t0 = Instant::now();
     let l = weave_config(&cfg, machine, a.executor, true)?;
     eprintln!("{} {} woven and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.executor.kind(), t0.elapsed().as_secs_f64());
@@ -66,7 +74,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t_all = Instant::now();
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for (program, image) in programs.iter().zip(&images) {
-        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name))?;
+        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name), Box::new(std::io::Cursor::new(stdin.clone())))?;
         total_tokens += r.tokens();
         let name = &program.name;
         // The circuit's reference: every generated position.

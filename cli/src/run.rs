@@ -45,8 +45,20 @@ pub struct Args {
     /// No progress line on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// The program's standard input (RV32: what read(2) on fd 0 returns), read as the machine asks for it
+    /// (default: this process's standard input; `bench-run`: none).
+    #[arg(long, value_name = "FILE")]
+    pub stdin: Option<PathBuf>,
     #[command(flatten)]
     pub keys: KeyOverrides,
+}
+
+/// The standard input of a run: the file `path`, else `default`.
+pub(crate) fn open_stdin(path: Option<&Path>, default: impl FnOnce() -> Box<dyn std::io::Read>) -> Result<Box<dyn std::io::Read>> {
+    Ok(match path {
+        Some(p) => Box::new(std::io::BufReader::new(std::fs::File::open(p).with_context(|| format!("--stdin {}", p.display()))?)),
+        None => default(),
+    })
 }
 
 /// Machine keys given on the command line, which override the config's `[machine]` table (a machine that
@@ -188,10 +200,11 @@ impl RunResult {
     }
 }
 
-/// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`.
-pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str) -> Result<RunResult> {
+/// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`; the
+/// program's standard input comes from `input`.
+pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str, input: Box<dyn std::io::Read>) -> Result<RunResult> {
     let console: Box<dyn Write> = if echo { Box::new(std::io::stdout()) } else { Box::new(std::io::sink()) };
-    let devices = l.machine.devices(&l.face, image, console)?;
+    let devices = l.machine.devices_with_input(&l.face, image, console, input)?;
     run_with_devices(l, image, devices, max_steps, progress, label)
 }
 
@@ -317,7 +330,8 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             l.build_s
         );
     }
-    let r = run_program(&l, &image, max_steps, !bench, progress, "")?;
+    let input = open_stdin(a.stdin.as_deref(), || if bench { Box::new(std::io::empty()) } else { Box::new(std::io::stdin()) })?;
+    let r = run_program(&l, &image, max_steps, !bench, progress, "", input)?;
     if let Some(p) = &a.trace {
         std::fs::write(p, serde_json::to_string(&r.out.trace)?).with_context(|| format!("writing {}", p.display()))?;
     }

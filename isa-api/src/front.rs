@@ -177,6 +177,13 @@ pub trait Machine {
     fn load(&self, program: &Program) -> Result<LoadImage, FrontError>;
     /// The host devices of a run of `program`: console bytes are echoed to `console` as they come.
     fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError>;
+    /// [`Machine::devices`] with the program's standard input: the bytes the machine asks for (RV32's
+    /// read(2)), which the devices read from `input` one at a time as the machine asks, and inject. Machines
+    /// that read no input keep this default, which ignores `input`.
+    fn devices_with_input(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, input: Box<dyn std::io::Read>) -> Result<Box<dyn Devices>, FrontError> {
+        let _ = input;
+        self.devices(face, image, console)
+    }
     /// Check a finished trace of `program` against an independent reference, where the machine has one
     /// besides its circuit's [`crate::Reference`]. `None`: no such reference.
     fn check_trace(&self, _program: &Program, _proto: &Protocol, _trace: &Trace) -> Option<Result<TraceCheck, String>> {
@@ -194,7 +201,7 @@ pub trait MachineFront: Sync {
     /// key is an error naming it.
     fn configure(&self, section: &toml::Table) -> Result<Box<dyn Machine>, FrontError>;
     /// The machine a woven checkpoint's face describes, for running `program` on it (`loom run --model`):
-    /// what the face leaves open the program may fix (RV32: the RAM base is the ELF's entry point).
+    /// what the face leaves open the program may fix (RV32: the RAM base, from the ELF's segments).
     fn from_face(&self, face: &MachineFace, program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError>;
 }
 

@@ -18,6 +18,8 @@
 //! | `OUT` | port, 8 | | console byte (ECALL write, fd 1 or 2) |
 //! | `EXIT` | port, 8 | | exit status (`a0 & 0xff`, as the process status under qemu-riscv32) |
 //! | `FAULT` | port, 40 | | bits 0..8: [`FaultCode`] bits; bits 8..40: the faulting address ([`fault_address`]); the machine halts on the next step |
+//! | `IN_REQ` | port, 1 | | read(2) asks for the next input byte; the host answers on `STDIN` (or `STDIN_EOF`) before the next step |
+//! | `STDIN`, `STDIN_EOF` | inputs, 8 and 1 | | the byte asked for; 1 = the input has ended |
 //!
 //! A step writes only the 8-bit chunks that changed (`isa_api::trace`): at most 25 trace tokens (PC 2, BUSY 1,
 //! DIV_Q 4, X write 1 + 4, RAM write 2 + 4, OUT 1, EXIT 1, FAULT 5: code and address), 31 with byte lanes (four
@@ -47,6 +49,10 @@
 //!   `OUT`; the last byte's step writes `a0 = len` and retires. The whole buffer is checked to lie in RAM on the
 //!   first step (as the interpreter does before writing anything). fd other than 1/2: `a0 = -EBADF` in one step;
 //!   len 0: one step.
+//! - ECALL read (a7 = 63, fd 0): the same loop, storing bytes: the first step checks the buffer and asks for a
+//!   byte (`IN_REQ`); each later step stores the byte the host injected on `STDIN` at the address in row N (a1
+//!   first) and asks for the next, until `len` bytes (`a0 = len`) or the host's `STDIN_EOF` (`a0` = the bytes
+//!   stored), as read(2) on a file returns. fd other than 0: `a0 = -EBADF`.
 //!
 //! # Deviations from the interpreter (documented, tested)
 //!
@@ -90,6 +96,17 @@ pub mod port {
     pub const EXIT: u32 = 1;
     /// Fault code ([`super::FaultCode`], bits 0..8) and faulting address (bits 8..40, [`super::fault_address`]).
     pub const FAULT: u32 = 2;
+    /// read(2) asks the host for the next input byte (value 1): the host injects it on [`super::input::STDIN`],
+    /// or [`super::input::STDIN_EOF`] = 1 at end of input, before the next step.
+    pub const IN_REQ: u32 = 3;
+}
+
+/// Input ports of the machine (latches the host sets by injecting tokens between steps).
+pub mod input {
+    /// The byte a read(2) asked for.
+    pub const STDIN: u32 = 0;
+    /// 1: the input has ended (read(2) returns the bytes it stored so far).
+    pub const STDIN_EOF: u32 = 1;
 }
 
 /// `BUSY` value of the step after an exit or fault: the machine halts.
@@ -116,7 +133,7 @@ pub enum FaultCode {
     MisalignedJump = 16,
     /// A jump, taken branch or fall-through to an address outside RAM.
     JumpOutOfRam = 32,
-    /// The buffer of an ECALL write lies (partly) outside RAM.
+    /// The buffer of an ECALL write or read lies (partly) outside RAM.
     WriteBufferOutOfRam = 64,
     /// ECALL with a7 other than 64 (write), 93 (exit), 94 (exit_group).
     UnsupportedSyscall = 128,
@@ -448,6 +465,12 @@ struct Divider {
 #[derive(Clone)]
 struct Ecall {
     wr_addr: NodeId,
+    /// read(2): the step's input byte (the `STDIN` latch), the byte-store and request signals, the count.
+    in_byte: NodeId,
+    rd_store: NodeId,
+    rd_req: NodeId,
+    rd_eof: NodeId,
+    rd_count: NodeId,
     buf_bad: NodeId,
     sys_bad: NodeId,
     sys_exit: NodeId,
@@ -853,6 +876,8 @@ fn ecall(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, divi
     // fetched word is decoded).
     let e64 = s.eq_const(a7, 64);
     let ne64 = s.not(e64);
+    let e63 = s.eq_const(a7, 63);
+    let ne63 = s.not(e63);
     let e_exit = {
         let e93 = s.eq_const(a7, 93);
         let e94 = s.eq_const(a7, 94);
@@ -860,22 +885,41 @@ fn ecall(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, divi
     };
     let ne_exit = s.not(e_exit);
     let sys_exit = s.and(is_ecall, e_exit);
-    let sys_bad = s.all(&[is_ecall, ne64, ne_exit]);
+    let sys_bad = s.all(&[is_ecall, ne64, ne63, ne_exit]);
+    // write(2) on fd 1 or 2 and read(2) on fd 0 share one byte loop (`io`); a bad fd is -EBADF in one step.
     let fd_ok = {
         let f1 = s.eq_const(a0, 1);
         let f2 = s.eq_const(a0, 2);
         s.or(f1, f2)
     };
-    let nfd = s.not(fd_ok);
-    let wr_badfd = s.all(&[is_ecall, e64, nfd]);
+    let fd0 = s.eq_const(a0, 0);
+    let w_ok = s.and(e64, fd_ok);
+    let r_ok = s.and(e63, fd0);
+    let io = s.or(w_ok, r_ok);
+    let bad_w = {
+        let nfd = s.not(fd_ok);
+        s.and(e64, nfd)
+    };
+    let bad_r = {
+        let nfd0 = s.not(fd0);
+        s.and(e63, nfd0)
+    };
+    let bad_fd = s.or(bad_w, bad_r);
+    let wr_badfd = s.and(is_ecall, bad_fd);
     let len0 = s.eq_const(a2, 0);
     let nlen0 = s.not(len0);
-    let wr_len0 = s.all(&[is_ecall, e64, fd_ok, len0, busy0]);
-    // First step (BUSY = 0): store the last byte's address a1 + len - 1 in row D. Then one byte per step from
-    // the address a1 (BUSY = 1) or row N (BUSY = 2); the step whose address equals row D finishes.
-    let wr_init = s.all(&[is_ecall, e64, fd_ok, nlen0, busy0]);
+    let wr_len0 = s.all(&[is_ecall, io, len0, busy0]);
+    // First step (BUSY = 0): store the last byte's address a1 + len - 1 in row D (read: and request the first
+    // byte). Then one byte per step at the address a1 (BUSY = 1) or row N (BUSY = 2): write emits it on OUT;
+    // read stores the byte the host injected on STDIN since the last step (and requests the next) or, at end
+    // of input (STDIN_EOF), finishes early with a0 = the bytes stored. The step whose address equals row D
+    // finishes.
+    let wr_init = s.all(&[is_ecall, io, nlen0, busy0]);
     let nbusy0 = s.not(busy0);
-    let wr_emit = s.all(&[is_ecall, e64, fd_ok, nbusy0]);
+    let wr_emit = s.all(&[is_ecall, w_ok, nbusy0]);
+    let in_byte = s.input(input::STDIN, 8);
+    let eof = s.input(input::STDIN_EOF, 1);
+    let neof = s.not(eof);
     let wr_addr = s.select(c1, a1, s_n);
     let wr_addr1 = {
         let one = s.konst_masked(32, 1);
@@ -888,8 +932,18 @@ fn ecall(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, divi
     };
     let wr_last = s.eq(wr_addr, s_d);
     let wr_more = s.not(wr_last);
-    let wr_cont = s.all(&[is_ecall, e64, fd_ok, nbusy0, wr_more]);
-    let wr_done = s.all(&[is_ecall, e64, fd_ok, nbusy0, wr_last]);
+    let w_cont = s.all(&[is_ecall, w_ok, nbusy0, wr_more]);
+    let w_done = s.all(&[is_ecall, w_ok, nbusy0, wr_last]);
+    let rd_store = s.all(&[is_ecall, r_ok, nbusy0, neof]);
+    let r_cont = s.all(&[is_ecall, r_ok, nbusy0, neof, wr_more]);
+    let r_done = s.all(&[is_ecall, r_ok, nbusy0, neof, wr_last]);
+    let rd_eof = s.all(&[is_ecall, r_ok, nbusy0, eof]);
+    let r_init = s.all(&[is_ecall, r_ok, nlen0, busy0]);
+    let rd_req = s.or(r_init, r_cont);
+    let wr_cont = s.or(w_cont, r_cont);
+    let wr_done = s.or(w_done, r_done);
+    // At end of input: the bytes stored so far, wr_addr - a1.
+    let rd_count = s.sub(wr_addr, a1);
     // Buffer [a1, a1 + len) inside RAM (checked on the first step): a1 >= base and a1 - base + len <= size.
     let buf_bad = {
         let a1x = s.zext(a1, 34);
@@ -901,9 +955,9 @@ fn ecall(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, divi
         let sk = s.konst_masked(34, size);
         let over = s.cmp(CmpKind::Ltu, sk, end);
         let bad = s.or(below, over);
-        s.all(&[is_ecall, e64, fd_ok, busy0, bad])
+        s.all(&[is_ecall, io, busy0, bad])
     };
-    Ecall { wr_addr, buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0 }
+    Ecall { wr_addr, in_byte, rd_store, rd_req, rd_eof, rd_count, buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0 }
 }
 
 /// The effective address, its range check and the data access (Unpriv §2.6).
@@ -912,7 +966,7 @@ fn load_store(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode,
     let Fetch { a, busy0, bv, s_n, w, .. } = fetch.clone();
     let Decode { imm_i, imm_s, is_load, is_store, is_sys, ld, st, .. } = decode.clone();
     let Divider { c1, .. } = divider.clone();
-    let Ecall { wr_addr, .. } = ecall.clone();
+    let Ecall { wr_addr, in_byte, rd_store, .. } = ecall.clone();
     // ---- effective address, range check, byte lanes (Unpriv §2.6) ---------------------------------------------
     // ECALL has rs1 = x0 and imm = 0, so one adder serves loads, stores and the write's byte address.
     let st_bit = s.bit(w, 5); // opcode bit 5: STORE (0100011) vs LOAD (0000011)
@@ -992,7 +1046,12 @@ fn load_store(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode,
             }
             let m = s.any(&hits);
             let nbyte = s.slice(sword, 8 * i as u32, 8);
-            new_bytes.push(s.select(m, nbyte, *old_byte));
+            // read(2): the input byte goes to byte boff of the word.
+            let rk = s.concat(&[boff, rd_store]);
+            let r_i = s.eq_const(rk, i as u64 | 1 << 2);
+            let keep = s.any(&[m, r_i]);
+            let nkeep = s.not(keep);
+            new_bytes.push(s.and_or(8, &[(m, nbyte), (r_i, in_byte), (nkeep, *old_byte)]));
         }
         let new_word = s.concat(&new_bytes);
         data_plan = DataPlan::Word { row, data: new_word };
@@ -1087,7 +1146,7 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     let PcUnit { link, pc_addr, pc_last, pc_seq, .. } = pc_unit.clone();
     let Alu { r_add, r_and, r_auipc, r_mul, r_mulhi, r_or, r_sh, r_sll, r_slt, r_sltu, r_sra, r_srl, r_sub, r_xor, .. } = alu.clone();
     let Divider { d_c0, d_fin, d_hold, d_iter, div_busy_next, div_res, mag_d, r_next, .. } = divider.clone();
-    let Ecall { buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0, .. } = ecall.clone();
+    let Ecall { buf_bad, sys_bad, sys_exit, wr_addr1, wr_badfd, wr_cont, wr_done, wr_emit, wr_end1, wr_init, wr_len0, in_byte, rd_store, rd_req, rd_eof, rd_count, .. } = ecall.clone();
     let LoadStore { boff, data_plan, ea, hi_ok, is_ls, ld_hold, load_cases, ls_hold, off, out_byte, sword, sz2, sz4, word_read, .. } = load_store.clone();
     let Control { jmp_mis, jmp_oor, jt, jt_mis, jt_ok, jumps, pc_jump, rel_imm, rel_mis, rel_ok, t_mis, .. } = control.clone();
     // ---- step outcome ------------------------------------------------------------------------------------------
@@ -1157,10 +1216,10 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
     cases.extend([(sh1, r_sh[0]), (sh2, r_sh[1]), (sh3, r_sh[2]), (d_fin, div_res)]);
     let ebadf = s.konst_masked(32, NEG_EBADF);
     cases.extend([(d_c0, mag_d), (d_iter, r_next)]);
-    cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2)]);
+    cases.extend([(wr_init, wr_end1), (wr_cont, wr_addr1), (wr_badfd, ebadf), (wr_len0, a2), (wr_done, a2), (rd_eof, rd_count)]);
     let x_data = s.and_or(32, &cases);
     let to_rd = s.any(&[writes_rd, d_fin]);
-    let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done]);
+    let to_a0 = s.any(&[wr_badfd, wr_len0, wr_done, rd_eof]);
     let to_n = wr_cont;
     let to_d = s.any(&[d_c0, wr_init]);
     let x_addr = {
@@ -1232,20 +1291,28 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
                 let sb_i = s.eq_const(kind_off, i | 1 << 2);
                 let sh_a = s.eq_const(kind_off, i | 1 << 3);
                 let sh_b = s.eq_const(kind_off, ((i + 3) % 4) | (1 << 3));
-                let raw = s.any(&[st[2], sb_i, sh_a, sh_b]);
+                // read(2): the input byte goes to lane boff.
+                let rk = s.concat(&[boff, rd_store]);
+                let rd_i = s.eq_const(rk, i | 1 << 2);
+                let raw = s.any(&[st[2], sb_i, sh_a, sh_b, rd_i]);
                 let en = gate(s, raw);
-                let data = s.slice(sword, 8 * i as u32, 8);
+                let st_byte = s.slice(sword, 8 * i as u32, 8);
+                let data = s.select(rd_i, in_byte, st_byte);
                 s.mem_write(mem::RAM0 + i as u32, rows[i as usize], data, en);
             }
         }
         DataPlan::Word { row, data, .. } => {
-            let en = gate(s, is_store);
+            let st_any = s.or(is_store, rd_store);
+            let en = gate(s, st_any);
             s.mem_write(mem::RAM0, *row, *data, en);
         }
     }
     s.mem_write(mem::X, x_addr, x_data, we_x);
     let out_en = gate(s, wr_emit);
     s.output(port::OUT, out_byte, out_en);
+    let req_en = gate(s, rd_req);
+    let one_bit = s.konst_masked(1, 1);
+    s.output(port::IN_REQ, one_bit, req_en);
     let exit_en = gate(s, sys_exit);
     let exit_v = s.slice(a0, 0, 8);
     s.output(port::EXIT, exit_v, exit_en);
@@ -1272,9 +1339,11 @@ fn commit(s: &mut CircuitBuilder, ram: &Ram, fetch: &Fetch, decode: &Decode, pc_
             PortDesc::new("OUT", 8).with_role(PortRole::Console),
             PortDesc::new("EXIT", 8).with_role(PortRole::Exit),
             PortDesc::new("FAULT", 40).with_role(PortRole::Fault),
+            PortDesc::new("IN_REQ", 1),
         ],
         s.circuit.clone(),
     );
+    desc.face.inputs = vec![PortDesc::new("STDIN", 8), PortDesc::new("STDIN_EOF", 1)];
     // BUSY sequences the micro-coded instructions (DIV/REM, write(2), word-crossing accesses).
     desc.micro_step = Some(reg::BUSY);
     Ok(desc)

@@ -12,7 +12,7 @@ pub enum Access {
     Load,
     /// Data store (SB/SH/SW).
     Store,
-    /// Buffer read by a host call (the `write` syscall).
+    /// The buffer of a host call (`write` reads it, `read` fills it).
     HostRead,
 }
 
@@ -22,7 +22,7 @@ impl std::fmt::Display for Access {
             Access::Fetch => "instruction fetch",
             Access::Load => "load",
             Access::Store => "store",
-            Access::HostRead => "host-call buffer read",
+            Access::HostRead => "host-call buffer access",
         })
     }
 }
@@ -53,7 +53,7 @@ pub enum Rv32Error {
     #[error("jump to misaligned target {target:#010x} (pc {pc:#010x}, instruction {word:#010x})")]
     MisalignedJump { pc: u32, word: u32, target: u32 },
     /// ECALL with a syscall number (a7) that this machine's host does not implement.
-    #[error("unsupported ecall a7={number} at pc {pc:#010x} (supported: 64 write, 93 exit)")]
+    #[error("unsupported ecall a7={number} at pc {pc:#010x} (supported: 63 read, 64 write, 93 exit)")]
     UnsupportedSyscall { pc: u32, number: u32 },
     /// `step` was called after the program exited.
     #[error("the program already exited with code {code}")]

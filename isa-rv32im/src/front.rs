@@ -143,8 +143,12 @@ impl Machine for Rv32Machine {
     fn load(&self, program: &Program) -> Result<LoadImage, FrontError> {
         Ok(self.image(program)?.load_image())
     }
+    /// Devices whose standard input is empty (read(2) returns 0).
     fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?))
+    }
+    fn devices_with_input(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, input: Box<dyn std::io::Read>) -> Result<Box<dyn Devices>, FrontError> {
+        Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?.with_input(input)))
     }
     fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, String>> {
         let cpu = match crate::load_elf(&program.bytes, self.opts.interp_config()) {
@@ -166,12 +170,18 @@ impl Machine for Rv32Machine {
 }
 
 /// The host devices of an RV32 run: console (`OUT`), exit status (`EXIT`), fault report (`FAULT`, with pc,
-/// the instruction word from the host's view of RAM, and the faulting address), instruction count.
+/// the instruction word from the host's view of RAM, and the faulting address), standard input (a byte on
+/// `STDIN`, or `STDIN_EOF`, injected after each `IN_REQ`), instruction count.
 pub struct Rv32Devices {
     opts: Rv32MachineOptions,
     pc: u32,
     busy: u32,
     ports: (u32, u32, u32),
+    /// `IN_REQ`, and the input ports `STDIN`, `STDIN_EOF` (a machine without them reads no input).
+    stdin: Option<(u32, u32, u32)>,
+    input: Box<dyn std::io::Read>,
+    /// The last step asked for an input byte.
+    asked: bool,
     /// The RAM memories (index into the face's memories) in lane order.
     ram_mems: Vec<u32>,
     /// The host's view of RAM, from the loads and the trace's writes (for the fault report).
@@ -197,6 +207,11 @@ impl Rv32Devices {
         use isa_api::PortRole;
         let port = |role: PortRole, name: &str| need("port", face.port_with_role(role).or_else(|| face.port(name)), name);
         let ports = (port(PortRole::Console, "OUT")?, port(PortRole::Exit, "EXIT")?, port(PortRole::Fault, "FAULT")?);
+        let input = |name: &str| face.inputs.iter().position(|p| p.name == name).map(|i| i as u32);
+        let stdin = match (face.port("IN_REQ"), input("STDIN"), input("STDIN_EOF")) {
+            (Some(r), Some(b), Some(e)) => Some((r, b, e)),
+            _ => None,
+        };
         let ram_mems: Vec<u32> = match face.memory("RAM") {
             Some(m) => vec![m],
             None => (0..4).map(|i| need("memory", face.memory(&format!("RAM{i}")), &format!("RAM{i}"))).collect::<Result<_, _>>()?,
@@ -206,6 +221,9 @@ impl Rv32Devices {
             pc,
             busy,
             ports,
+            stdin,
+            input: Box::new(std::io::empty()),
+            asked: false,
             ram_mems,
             ram: vec![0; opts.ram_size as usize],
             out,
@@ -224,6 +242,12 @@ impl Rv32Devices {
         Ok(d)
     }
 
+    /// The same devices reading standard input from `input` (default: empty).
+    pub fn with_input(mut self, input: Box<dyn std::io::Read>) -> Self {
+        self.input = input;
+        self
+    }
+
     /// A word written to RAM memory `mem` at row `addr`.
     fn store(&mut self, mem: u32, addr: u64, data: u64) {
         let Some(lane) = self.ram_mems.iter().position(|m| *m == mem) else { return };
@@ -239,9 +263,26 @@ impl Rv32Devices {
 }
 
 impl Devices for Rv32Devices {
+    /// After a step that asked (`IN_REQ`): the next input byte on `STDIN`, or `STDIN_EOF` = 1 at its end (or
+    /// on a read error, which the program sees as the end of its input).
+    fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
+        let Some((_, stdin, eof)) = self.stdin.filter(|_| self.asked) else { return Vec::new() };
+        self.asked = false;
+        let mut b = [0u8];
+        loop {
+            match self.input.read(&mut b) {
+                Ok(1) => return vec![(stdin, u64::from(b[0]))],
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                _ => return vec![(eof, 1)],
+            }
+        }
+    }
     fn step(&mut self, step: &StepEvents) {
         if step.halted {
             return;
+        }
+        if let Some((req, _, _)) = self.stdin {
+            self.asked = step.output(req).is_some();
         }
         let (p_out, p_exit, p_fault) = self.ports;
         for &(port, v) in &step.outputs {

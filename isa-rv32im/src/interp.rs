@@ -3,8 +3,8 @@
 //!
 //! Sections: *RISC-V Unprivileged ISA* 20191213 ("Unpriv"): §2.1 programmers' model (x0 hard-wired to zero,
 //! x1..x31, pc), §2.4-§2.8 RV32I, chapter 7 M; Bitmanip 1.0.0 §2.1 Zba. Host calls: the Linux generic syscall
-//! table used by RISC-V (a7 = number, a0..a5 = arguments, result in a0): 64 `write`, 93 `exit`,
-//! 94 `exit_group`.
+//! table used by RISC-V (a7 = number, a0..a5 = arguments, result in a0): 63 `read` (fd 0), 64 `write`
+//! (fd 1, 2), 93 `exit`, 94 `exit_group`.
 
 use crate::alu::{alu, alu_imm, branch_taken};
 use crate::decode::{Instr, LoadOp, decode};
@@ -13,13 +13,17 @@ use crate::mem::{DEFAULT_RAM_BASE, DEFAULT_RAM_SIZE, Ram};
 
 /// Linux syscall numbers (asm-generic/unistd.h, used by RISC-V).
 pub mod syscall {
+    /// `read(fd, buf, count)`: fd 0 only; fills the buffer with up to `count` input bytes and returns how many
+    /// (fewer only at end of input, as for a file).
+    pub const READ: u32 = 63;
     /// `write(fd, buf, count)`.
     pub const WRITE: u32 = 64;
     /// `exit(code)`.
     pub const EXIT: u32 = 93;
     /// `exit_group(code)`: treated as `exit` (one hart).
     pub const EXIT_GROUP: u32 = 94;
-    /// `-EBADF`, returned by `write` for a descriptor other than 1 (stdout) or 2 (stderr).
+    /// `-EBADF`, returned by `write` for a descriptor other than 1 (stdout) or 2 (stderr), by `read` for one
+    /// other than 0 (stdin).
     pub const EBADF: i32 = 9;
 }
 
@@ -90,6 +94,8 @@ pub struct Cpu {
     ram: Ram,
     exited: Option<i32>,
     instret: u64,
+    /// Standard input not read yet ([`Cpu::push_input`]); read(2) past its end returns what there is.
+    input: std::collections::VecDeque<u8>,
 }
 
 impl Cpu {
@@ -102,6 +108,7 @@ impl Cpu {
             ram,
             exited: None,
             instret: 0,
+            input: Default::default(),
         })
     }
 
@@ -140,6 +147,11 @@ impl Cpu {
     /// The RAM, writable (program loading, tests).
     pub fn ram_mut(&mut self) -> &mut Ram {
         &mut self.ram
+    }
+
+    /// Appends bytes to the program's standard input (what read(2) on fd 0 returns, in order).
+    pub fn push_input(&mut self, bytes: &[u8]) {
+        self.input.extend(bytes);
     }
 
     /// Instructions retired so far.
@@ -256,6 +268,19 @@ impl Cpu {
         let number = self.x[17];
         let (a0, a1, a2) = (self.x[10], self.x[11], self.x[12]);
         match number {
+            syscall::READ => {
+                if a0 != 0 {
+                    self.set_x(10, (-syscall::EBADF) as u32);
+                    return Ok(StepEvent::Retired);
+                }
+                // The whole buffer must lie in RAM (as the machine checks on its first step).
+                self.ram.slice(a1, a2).ok_or_else(|| self.fault(word, a1, a2, Access::HostRead))?;
+                let n = (a2 as usize).min(self.input.len());
+                let bytes: Vec<u8> = self.input.drain(..n).collect();
+                self.ram.load(a1, &bytes).ok_or_else(|| self.fault(word, a1, a2, Access::HostRead))?;
+                self.set_x(10, n as u32);
+                Ok(StepEvent::Retired)
+            }
             syscall::WRITE => {
                 if a0 != 1 && a0 != 2 {
                     self.set_x(10, (-syscall::EBADF) as u32);

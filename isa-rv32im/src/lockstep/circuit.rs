@@ -139,7 +139,7 @@ pub fn lockstep(mut cpu: Cpu, opts: &Rv32MachineOptions, max_instructions: u64) 
 /// the interpreter retires one instruction and pc and x0..x31 are compared. `cpu` must be in the state the
 /// trace starts from (the program's registers as loaded).
 pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu, opts: &Rv32MachineOptions) -> Result<LockstepReport, LockstepError> {
-    use crate::circuit::{mem, port, reg};
+    use crate::circuit::{input, mem, port, reg};
     use isa_api::trace::{Decoded, StepDecoder};
     let mut x: Vec<u32> = cpu.regs().to_vec();
     x.resize(64, 0);
@@ -151,6 +151,11 @@ pub fn trace_lockstep(proto: &isa_api::Protocol, generated: &[u32], mut cpu: Cpu
     for &t in generated {
         let step = match dec.push(t) {
             Ok(Decoded::Step(s)) => s,
+            // What the host delivered to read(2) goes to the interpreter's standard input as it comes.
+            Ok(Decoded::Input { port: input::STDIN, value }) => {
+                cpu.push_input(&[value as u8]);
+                continue;
+            }
             Ok(_) => continue,
             Err(e) => return Err(mismatch(rep.instructions, cpu.pc(), e.to_string())),
         };
