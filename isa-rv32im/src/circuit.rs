@@ -21,9 +21,9 @@
 //! | `IN_REQ` | port, 1 | | read(2) asks for the next input byte; the host answers on `STDIN` (or `STDIN_EOF`) before the next step |
 //! | `STDIN`, `STDIN_EOF` | inputs, 8 and 1 | | the byte asked for; 1 = the input has ended |
 //!
-//! A step writes only the 8-bit chunks that changed (`isa_api::trace`): at most 25 trace tokens (PC 2, BUSY 1,
-//! DIV_Q 4, X write 1 + 4, RAM write 2 + 4, OUT 1, EXIT 1, FAULT 5: code and address), 31 with byte lanes (four
-//! lane writes of 2 + 1), and typically two to four. Retire rule (no ISA knowledge needed): a step retired
+//! A step writes only the 8-bit chunks that changed (`isa_api::trace`): at most 26 trace tokens (PC 2, BUSY 1,
+//! DIV_Q 4, X write 1 + 4, RAM write 2 + 4, OUT 1, EXIT 1, FAULT 5: code and address, IN_REQ 1), 32 with byte
+//! lanes (four lane writes of 2 + 1), and typically two to four. Retire rule (no ISA knowledge needed): a step retired
 //! one instruction iff `BUSY` is 0 after it. A stop (exit, fault, EBREAK) is two steps: the first emits `EXIT`
 //! or `FAULT` and sets `BUSY = 255` (pc stays at the ECALL/faulting instruction); the second is the single
 //! token `HALT`.
@@ -1366,6 +1366,10 @@ pub struct CircuitHart {
     /// The evaluator (description, protocol, state).
     pub reference: isa_api::Reference,
     opts: Rv32MachineOptions,
+    /// Standard input not delivered yet, and whether the last step asked for a byte (`IN_REQ`): the next
+    /// step gets it on `STDIN`, or `STDIN_EOF` when there is none, as a host's devices inject them.
+    input: std::collections::VecDeque<u8>,
+    asked: bool,
 }
 
 /// What one circuit step did, as the host sees it in the trace.
@@ -1405,7 +1409,7 @@ impl CircuitHart {
         for (m, words) in ram_image(ram.bytes(), opts.layout).iter().enumerate() {
             reference.load(mem::RAM0 + m as u32, 0, words);
         }
-        Ok(CircuitHart { reference, opts: *opts })
+        Ok(CircuitHart { reference, opts: *opts, input: cpu.pending_input().iter().copied().collect(), asked: false })
     }
 
     /// Loads an ELF executable exactly as [`crate::load_elf`] does for the interpreter (pc = entry, sp =
@@ -1450,6 +1454,12 @@ impl CircuitHart {
 
     /// One machine step.
     pub fn step(&mut self) -> HartStep {
+        if std::mem::take(&mut self.asked) {
+            match self.input.pop_front() {
+                Some(b) => self.reference.inject(input::STDIN, u64::from(b)),
+                None => self.reference.inject(input::STDIN_EOF, 1),
+            }
+        }
         let o = self.reference.step();
         if o.halted {
             return HartStep { halted: true, ..Default::default() };
@@ -1463,6 +1473,7 @@ impl CircuitHart {
                     h.fault = Some(v as u8);
                     h.fault_addr = fault_address(v);
                 }
+                port::IN_REQ => self.asked = true,
                 _ => {}
             }
         }

@@ -154,6 +154,11 @@ impl Cpu {
         self.input.extend(bytes);
     }
 
+    /// Standard input not read yet.
+    pub fn pending_input(&self) -> &std::collections::VecDeque<u8> {
+        &self.input
+    }
+
     /// Instructions retired so far.
     pub fn instret(&self) -> u64 {
         self.instret
