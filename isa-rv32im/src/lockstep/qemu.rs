@@ -149,7 +149,8 @@ fn snapshot(cpu: &Cpu) -> TraceState {
     }
 }
 
-/// Steps `cpu` along `trace`: dump 0 must have the interpreter's pc; after each instruction the interpreter's pc
+/// Steps `cpu` along `trace`: dump 0 must have the interpreter's pc (and gives it qemu's sp); after each
+/// instruction the interpreter's pc
 /// and x0..x31 are compared with the next dump. On a mismatch the interpreter's registers are resynchronised to
 /// QEMU's so that later instructions are still checked. After the last dump the interpreter runs on (up to
 /// `tail_limit` instructions) to the program's exit, as QEMU prints nothing after the final ECALL.
@@ -175,6 +176,10 @@ where
         report.mismatch_count += 1;
         return Ok(report);
     }
+    // The loader's stack pointer is qemu's choice (high in its address space; ours is below the top of RAM,
+    // `crate::elf::initial_sp`): the interpreter starts from qemu's, so programs that leave sp alone compare
+    // too (while they do not touch the stack outside RAM).
+    cpu.set_x(2, first.x[2]);
     let handle = |ev: StepEvent, report: &mut LockstepReport| match ev {
         StepEvent::Write { data, .. } => report.output.extend_from_slice(&data),
         StepEvent::Exit { code } => report.end = LockstepEnd::Exit(code as u8),
