@@ -7,6 +7,7 @@ mod bench_executors;
 mod generate;
 mod lockstep;
 mod nes;
+mod python;
 mod random_model;
 mod registry;
 mod run;
@@ -48,6 +49,10 @@ enum Command {
     /// Run a NES program frame by frame: the 2A03 in the woven network (or the reference interpreter, or both
     /// compared), the PPU, APU and pads in the host; frames as PNG or GIF, sound as WAV. Default: our demo.
     Nes(nes::Args),
+    /// Run a Python script in MicroPython on the woven RV32IM machine: `python [CONFIG] -c 'print(2**100)'`
+    /// or `python [CONFIG] SCRIPT` (default config: the built-in configs/rv32im.toml). The script is the
+    /// firmware's standard input; its output is the console.
+    Python(python::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -63,6 +68,7 @@ fn main() -> std::process::ExitCode {
         Command::Lockstep(a) => lockstep::run(a),
         Command::BenchExecutors(a) => ok(bench_executors::run(a)),
         Command::Nes(a) => nes::run(a),
+        Command::Python(a) => python::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,6 @@
 //! Runs an RV32IM+Zba ELF on the reference interpreter: console output to stdout/stderr, exit status = the
-//! program's. `rv32-run prog.elf [--max-steps N] [--ram-base ADDR] [--ram-size BYTES]`
-//! (numbers in decimal or 0x-hex; defaults: 100000000 steps, 256 KiB at 0x10000).
+//! program's. `rv32-run prog.elf [--max-steps N] [--ram-base ADDR] [--ram-size BYTES] [--stdin FILE]`
+//! (numbers in decimal or 0x-hex; defaults: 100000000 steps, 256 KiB at 0x10000, no standard input).
 
 use std::io::Write;
 
@@ -18,6 +18,7 @@ fn main() {
     let mut path = None;
     let mut max_steps = 100_000_000u64;
     let mut config = Config::default();
+    let mut stdin = None;
     while let Some(a) = args.next() {
         let mut val = |name: &str| {
             args.next().as_deref().and_then(num).unwrap_or_else(|| {
@@ -29,11 +30,12 @@ fn main() {
             "--max-steps" => max_steps = val("--max-steps"),
             "--ram-base" => config.ram_base = val("--ram-base") as u32,
             "--ram-size" => config.ram_size = val("--ram-size") as u32,
+            "--stdin" => stdin = args.next(),
             _ => path = Some(a),
         }
     }
     let Some(path) = path else {
-        eprintln!("usage: rv32-run prog.elf [--max-steps N] [--ram-base ADDR] [--ram-size BYTES]");
+        eprintln!("usage: rv32-run prog.elf [--max-steps N] [--ram-base ADDR] [--ram-size BYTES] [--stdin FILE]");
         std::process::exit(2)
     };
     let bytes = std::fs::read(&path).unwrap_or_else(|e| {
@@ -44,6 +46,13 @@ fn main() {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
+    if let Some(f) = stdin {
+        let input = std::fs::read(&f).unwrap_or_else(|e| {
+            eprintln!("--stdin {f}: {e}");
+            std::process::exit(2)
+        });
+        cpu.push_input(&input);
+    }
     let result = cpu.run_with(max_steps, |fd, data| {
         let _ = if fd == 2 {
             std::io::stderr().write_all(data)

@@ -1,0 +1,86 @@
+//! `loom python [CONFIG] (-c CODE | SCRIPT)`: MicroPython in the woven RV32IM machine. The firmware
+//! (`isa_rv32im::examples::MICROPYTHON_ELF`) is the program; the script is its standard input, which the host
+//! feeds as the machine's read(2) asks for it; the console is the script's output. Nothing of Python runs on
+//! the host: it weaves the machine, loads the firmware, delivers bytes and prints bytes.
+
+use crate::run::{KeyOverrides, open_config, run_program, weave_config};
+use anyhow::{Context, Result, bail};
+use backends::ExecutorKind;
+use isa_api::front::{Program, RunEnd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// `[CONFIG] [SCRIPT]`: an rv32im config with at least 256 KiB of RAM from 0x10000 (default: the built-in
+    /// configs/rv32im.toml) and a Python script file (or `-c CODE`).
+    #[arg(num_args = 0..=2, value_name = "[CONFIG] [SCRIPT]")]
+    pub inputs: Vec<PathBuf>,
+    /// The program as a string, like `python -c`.
+    #[arg(short = 'c', value_name = "CODE")]
+    pub code: Option<String>,
+    /// Executor (default: the config's `[run] executor`).
+    #[arg(long)]
+    pub executor: Option<ExecutorKind>,
+    /// Stop after this many machine steps (default: the config's `max_steps`).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// The built-in config: 256 KiB of RAM at 0x10000.
+const RV32_CONFIG: &str = include_str!("../../configs/rv32im.toml");
+
+/// `loom python`; returns the script's exit status (0; 1 when it raised an exception).
+pub fn run(a: Args) -> Result<ExitCode> {
+    let (config, script) = match (a.inputs.as_slice(), &a.code) {
+        ([], Some(_)) => (None, None),
+        ([one], Some(_)) => (Some(one.clone()), None),
+        ([one], None) if one.extension().is_some_and(|e| e == "toml") => bail!("give a script or -c CODE"),
+        ([one], None) => (None, Some(one.clone())),
+        ([c, s], None) => (Some(c.clone()), Some(s.clone())),
+        ([_, _], Some(_)) => bail!("give a script or -c CODE, not both"),
+        _ => bail!("give a script or -c CODE (loom python [CONFIG] SCRIPT, loom python [CONFIG] -c 'print(2**100)')"),
+    };
+    let source: Vec<u8> = match (&a.code, &script) {
+        (Some(c), _) => c.clone().into_bytes(),
+        (None, Some(p)) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        (None, None) => unreachable!("checked above"),
+    };
+    let (cfg, machine) = match &config {
+        Some(p) => open_config(p, &KeyOverrides::default())?,
+        None => {
+            let cfg = weaver::config::Config::parse(RV32_CONFIG, "configs/rv32im.toml (built in)", std::path::Path::new("."))?;
+            let m = cfg.machine(crate::registry::MACHINES)?;
+            (cfg, m)
+        }
+    };
+    if machine.describe()?.name != "rv32im" {
+        bail!("{}: loom python runs MicroPython on the rv32im machine; this config's machine is not rv32im", cfg.origin);
+    }
+    let program = Program { name: "micropython".into(), bytes: isa_rv32im::examples::MICROPYTHON_ELF.to_vec(), expected_console: None };
+    let image = machine.load(&program).with_context(|| {
+        format!("{}: MicroPython needs {} KiB of RAM from 0x10000", cfg.origin, isa_rv32im::examples::MICROPYTHON_RAM / 1024)
+    })?;
+    let progress = !a.no_progress;
+    let l = weave_config(&cfg, machine, a.executor, progress)?;
+    let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    let r = run_program(&l, &image, max_steps, true, progress, "", Box::new(std::io::Cursor::new(source)))?;
+    let tokens = r.tokens();
+    let summary = if r.end == RunEnd::StepLimit { format!("step limit ({max_steps} steps) reached: {}", r.finish.summary) } else { r.finish.summary.clone() };
+    if progress {
+        eprintln!(
+            "[loom python: {summary}; {} instructions, {} steps, {tokens} tokens in {:.1} s: {:.0} tokens/s, {:.1} instructions/s ({} executor, {})]",
+            r.instructions,
+            r.out.steps,
+            r.secs,
+            tokens as f64 / r.secs,
+            r.instructions as f64 / r.secs,
+            l.executor.kind(),
+            l.machine.about()
+        );
+    }
+    Ok(ExitCode::from(r.finish.status))
+}

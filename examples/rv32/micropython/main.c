@@ -1,0 +1,62 @@
+/* MicroPython on the RV32IM machine: reads a Python script from standard input (read(2) on fd 0, until
+   end of input), compiles and runs it, and exits 0, or 1 when the script raised an exception (printed as
+   MicroPython prints it). Console output goes through write(2) on fd 1. */
+#include <string.h>
+#include <unistd.h>
+#include "port/micropython_embed.h"
+#include "py/mphal.h"
+#include "py/compile.h"
+#include "py/runtime.h"
+#include "py/stackctrl.h"
+
+/* The garbage-collected heap and the script buffer (bss: zeroed by the loader). */
+static char heap[64 * 1024];
+static char script[16 * 1024];
+
+/* MicroPython's console output (replaces the embed port's printf-based one). */
+void mp_hal_stdout_tx_strn_cooked(const char *str, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(1, str, len);
+        if (n <= 0)
+            return;
+        str += n;
+        len -= (size_t)n;
+    }
+}
+
+static int failed;
+
+int main(void) {
+    size_t len = 0;
+    for (;;) {
+        if (len == sizeof(script) - 1) {
+            static const char msg[] = "micropython: script longer than 16 KiB\n";
+            write(2, msg, sizeof(msg) - 1);
+            return 2;
+        }
+        ssize_t n = read(0, script + len, sizeof(script) - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    script[len] = 0;
+    int stack_top;
+    mp_embed_init(&heap[0], sizeof(heap), &stack_top);
+    /* The stack grows down from the top of RAM towards the bss (12 KiB free at 256 KiB of RAM): deeper
+       recursion raises RuntimeError instead of overwriting the heap. */
+    mp_stack_set_limit(10 * 1024);
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_lexer_t *lex = mp_lexer_new_from_str_len(MP_QSTR__lt_stdin_gt_, script, len, 0);
+        qstr source_name = lex->source_name;
+        mp_parse_tree_t tree = mp_parse(lex, MP_PARSE_FILE_INPUT);
+        mp_obj_t module = mp_compile(&tree, source_name, false);
+        mp_call_function_0(module);
+        nlr_pop();
+    } else {
+        mp_obj_print_exception(&mp_plat_print, (mp_obj_t)nlr.ret_val);
+        failed = 1;
+    }
+    mp_embed_deinit();
+    return failed;
+}
