@@ -15,3 +15,4 @@
 #define MICROPY_FLOAT_IMPL                      (MICROPY_FLOAT_IMPL_NONE)
 #define MICROPY_KBD_EXCEPTION                   (0)
 #define MICROPY_STACK_CHECK                     (1)
+#define MICROPY_PY_BUILTINS_SLICE               (1)

@@ -1,0 +1,56 @@
+//! `loom python`: MicroPython (examples/rv32/micropython) in the woven RV32IM machine of the built-in
+//! configs/rv32im.toml, the script fed as the firmware's standard input; and a lockstep stretch of the
+//! firmware on the network against the circuit's reference and the interpreter.
+
+mod common;
+use common::{loom, repo};
+
+#[test]
+fn loom_python_prints_two_to_the_hundred_from_the_network() {
+    let out = loom().current_dir(repo()).args(["python", "-c", "print(2**100)"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1267650600228229401496703205376\n", "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("[loom python: exit 0;") && stderr.contains("256 KiB RAM at 0x10000"), "{stderr}");
+}
+
+/// The first 20,000 steps of MicroPython compiling and running a script, on the network in lockstep: every
+/// position equal to the circuit's reference, every instruction to the interpreter's. (The whole run of
+/// scripts/lockstep.py, 143,543 instructions, is quoted in docs/benchmarks.md.)
+#[test]
+fn micropython_runs_in_lockstep_on_the_network() {
+    let out = loom()
+        .current_dir(repo())
+        .args(["lockstep", "configs/rv32im.toml", "examples/rv32/micropython/bin/micropython.elf", "--stdin", "examples/rv32/micropython/scripts/lockstep.py", "--max-steps", "20000"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line = stdout.lines().find(|l| l.contains("micropython.elf")).unwrap();
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    // program, instructions, steps, tokens, mismatches, end ...
+    assert_eq!(cols[2], "20000", "{line}");
+    assert_eq!(cols[4], "0", "{line}");
+    assert!(cols[1].parse::<u64>().unwrap() > 18_000, "{line}");
+    assert!(stdout.contains(", 0 programs disagreeing"), "{stdout}");
+}
+
+#[test]
+fn loom_python_refuses_what_it_cannot_run() {
+    let run = |args: &[&str]| {
+        let out = loom().current_dir(repo()).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, e) = run(&["python"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("give a script or -c CODE"), "{e}");
+    let (code, e) = run(&["python", "configs/acc8.toml", "-c", "print(1)"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("not rv32im"), "{e}");
+    let (code, e) = run(&["python", "configs/rv32im-64k.toml", "-c", "print(1)"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("MicroPython needs 256 KiB of RAM") && e.contains("lies outside RAM"), "{e}");
+    let (code, e) = run(&["python", "no-such-script.py"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("reading no-such-script.py"), "{e}");
+}

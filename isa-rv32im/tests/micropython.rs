@@ -1,0 +1,75 @@
+//! The MicroPython firmware (`examples/rv32/micropython`) on the reference interpreter, and under qemu-riscv32
+//! when it is on PATH: it reads the script from standard input, prints what Python prints, exits 0 (1 after
+//! an uncaught exception). The woven network runs it in `cli/tests/python.rs`.
+
+use isa_rv32im::examples::{MICROPYTHON_ELF, MICROPYTHON_RAM};
+use isa_rv32im::lockstep::qemu::qemu_available;
+use isa_rv32im::{Config, Stop, load_elf};
+
+/// Runs `script` on the interpreter: (console, exit code, instructions).
+fn run(script: &str) -> (String, i32, u64) {
+    let mut cpu = load_elf(MICROPYTHON_ELF, Config { ram_base: 0x10000, ram_size: MICROPYTHON_RAM }).unwrap();
+    cpu.push_input(script.as_bytes());
+    let r = cpu.run(10_000_000).unwrap();
+    let Stop::Exit(code) = r.stop else { panic!("{:?}", r.stop) };
+    (String::from_utf8(r.output).unwrap(), code, r.steps)
+}
+
+#[test]
+fn micropython_prints_two_to_the_hundred() {
+    let (out, code, n) = run("print(2**100)\n");
+    assert_eq!(out, "1267650600228229401496703205376\n");
+    assert_eq!(code, 0);
+    eprintln!("print(2**100): {n} instructions");
+    assert!((50_000..100_000).contains(&n), "{n}");
+}
+
+#[test]
+fn micropython_runs_a_script_and_reports_exceptions() {
+    let (out, code, _) = run("squares = [i * i for i in range(6)]\nprint(sum(squares), squares[-2:])\nprint('-'.join('a b c'.split()))\n");
+    assert_eq!((out.as_str(), code), ("55 [16, 25]\na-b-c\n", 0));
+    let (out, code, _) = run("x = 1\nprint(x // 0)\n");
+    assert_eq!(code, 1);
+    assert!(out.ends_with("ZeroDivisionError: divide by zero\n"), "{out}");
+    let (out, code, _) = run("print(\n");
+    assert_eq!(code, 1);
+    assert!(out.contains("SyntaxError"), "{out}");
+    // Deep recursion stops at the stack limit with an exception, not by overwriting the heap.
+    let (out, code, _) = run("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nprint(f(20))\nprint(f(100000))\n");
+    assert_eq!(code, 1);
+    assert!(out.starts_with("20\n") && out.ends_with("RuntimeError: maximum recursion depth exceeded\n"), "{out}");
+    // Too little RAM is a load error naming the segment.
+    let e = load_elf(MICROPYTHON_ELF, Config { ram_base: 0x10000, ram_size: 128 * 1024 }).unwrap_err();
+    assert!(e.to_string().contains("lies outside RAM"), "{e}");
+}
+
+#[test]
+fn micropython_prints_the_same_under_qemu() {
+    if !qemu_available() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI=true but qemu-riscv32 is not on PATH (apt-get install -y qemu-user)");
+        }
+        eprintln!("SKIPPED: qemu-riscv32 not on PATH (apt-get install -y qemu-user)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("loom-micropython-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let elf = dir.join("micropython.elf");
+    std::fs::write(&elf, MICROPYTHON_ELF).unwrap();
+    #[cfg(unix)]
+    std::fs::set_permissions(&elf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for script in ["print(2**100)\n", "x = 2**100\nprint(x, x * x + 1)\n", "print(1 // 0)\n"] {
+        let mut child = std::process::Command::new("qemu-riscv32")
+            .args(["-cpu", "rv32,c=false,a=false,f=false,d=false,zba=true"])
+            .arg(&elf)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), script.as_bytes()).unwrap();
+        let q = child.wait_with_output().unwrap();
+        let (out, code, _) = run(script);
+        assert_eq!((String::from_utf8_lossy(&q.stdout).to_string(), q.status.code()), (out, Some(code)), "{script}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
