@@ -84,7 +84,7 @@ pub fn run(a: Args) -> Result<()> {
                 max_steps,
             },
         };
-        let r = run_program(&l, &image, max_steps, false, false, "", Box::new(std::io::empty()))?;
+        let r = run_program(&l, &image, max_steps, false, false, "", isa_api::front::HostIo::default())?;
         let trace: Vec<u32> = r.out.trace.prompt.iter().chain(&r.out.trace.generated).copied().collect();
         match &first_trace {
             None => first_trace = Some((kind, trace)),

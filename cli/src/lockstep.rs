@@ -74,7 +74,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t_all = Instant::now();
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for (program, image) in programs.iter().zip(&images) {
-        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name), Box::new(std::io::Cursor::new(stdin.clone())))?;
+        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name), crate::run::stdin_io(Box::new(std::io::Cursor::new(stdin.clone()))))?;
         total_tokens += r.tokens();
         let name = &program.name;
         // The circuit's reference: every generated position.

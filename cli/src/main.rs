@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod bench_executors;
+mod display;
 mod generate;
 mod lockstep;
 mod nes;

@@ -67,7 +67,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let progress = !a.no_progress;
     let l = weave_config(&cfg, machine, a.executor, progress)?;
     let max_steps = a.max_steps.unwrap_or(l.max_steps);
-    let r = run_program(&l, &image, max_steps, true, progress, "", Box::new(std::io::Cursor::new(source)))?;
+    let r = run_program(&l, &image, max_steps, true, progress, "", crate::run::stdin_io(Box::new(std::io::Cursor::new(source))))?;
     let tokens = r.tokens();
     let summary = if r.end == RunEnd::StepLimit { format!("step limit ({max_steps} steps) reached: {}", r.finish.summary) } else { r.finish.summary.clone() };
     if progress {

@@ -10,4 +10,5 @@ pub static MACHINES: &[&dyn MachineFront] = &[
     &isa_6502::front::Mos6502Front,
     &isa_api::examples::fronts::Acc8Front,
     &isa_api::examples::fronts::Io8Front,
+    &isa_api::examples::fronts::Paint8Front,
 ];

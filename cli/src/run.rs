@@ -49,6 +49,25 @@ pub struct Args {
     /// (default: this process's standard input; `bench-run`: none).
     #[arg(long, value_name = "FILE")]
     pub stdin: Option<PathBuf>,
+    /// Machines that declare a clock: stop after N frames (ticks).
+    #[arg(long, value_name = "N")]
+    pub frames: Option<u64>,
+    /// Machines that declare a display: the frames as an animated GIF.
+    #[arg(long, value_name = "FILE")]
+    pub gif: Option<PathBuf>,
+    /// Machines that declare a display: a PNG per frame in DIR (frame-00000.png, ...).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Pixels per display pixel in the GIF and PNGs.
+    #[arg(long, default_value_t = 8)]
+    pub scale: u32,
+    /// Machines that declare a keypad: the keys pressed by frame (`FRAME KEYS` lines: hex key numbers joined
+    /// by `+`, or `-` for none).
+    #[arg(long = "keys", value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// Replace existing frame files.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub keys: KeyOverrides,
 }
@@ -192,6 +211,8 @@ pub(crate) struct RunResult {
     pub secs: f64,
     /// The executor's work counters for this run (see `backends::Session::counters`).
     pub counters: Vec<(&'static str, u64)>,
+    /// Frames of a declared display, one per tick.
+    pub frames: Vec<isa_api::devices::Frame>,
 }
 
 impl RunResult {
@@ -200,12 +221,17 @@ impl RunResult {
     }
 }
 
-/// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`; the
-/// program's standard input comes from `input`.
-pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str, input: Box<dyn std::io::Read>) -> Result<RunResult> {
+/// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`; `io`
+/// gives the program's standard input, a frame limit and keys.
+pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str, io: isa_api::front::HostIo) -> Result<RunResult> {
     let console: Box<dyn Write> = if echo { Box::new(std::io::stdout()) } else { Box::new(std::io::sink()) };
-    let devices = l.machine.devices_with_input(&l.face, image, console, input)?;
+    let devices = l.machine.devices_with(&l.face, image, console, io)?;
     run_with_devices(l, image, devices, max_steps, progress, label)
+}
+
+/// Standard input only.
+pub(crate) fn stdin_io(stdin: Box<dyn std::io::Read>) -> isa_api::front::HostIo {
+    isa_api::front::HostIo { stdin, ..Default::default() }
 }
 
 /// Run `image` on the loaded machine with the host devices `devices` (a host of its own: `loom nes`).
@@ -260,7 +286,33 @@ pub(crate) fn run_with_devices(l: &Loaded, image: &LoadImage, devices: Box<dyn D
     let finish = d.finish(end);
     let _ = std::io::stdout().flush();
     let counters = session.counters();
-    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters })
+    let frames = d.take_frames();
+    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames })
+}
+
+/// The frame outputs and keys of `--gif`, `--out`, `--frames`, `--keys`, checked against the devices the
+/// machine declares.
+fn device_options(a: &Args, face: &isa_api::MachineFace) -> Result<(crate::display::FrameOutput, isa_api::devices::KeySchedule)> {
+    use isa_api::DeviceDesc;
+    let has = |f: fn(&DeviceDesc) -> bool| face.devices.iter().any(f);
+    let out = crate::display::FrameOutput { gif: a.gif.clone(), png_dir: a.out.clone(), scale: a.scale, force: a.force };
+    if out.any() && !has(|d| matches!(d, DeviceDesc::Display { .. })) {
+        bail!("--gif/--out: machine {} declares no display", face.name);
+    }
+    if (out.any() || a.frames.is_some()) && !has(|d| matches!(d, DeviceDesc::Ticks { .. })) {
+        bail!("--frames/--gif/--out: machine {} declares no clock (frames are its ticks)", face.name);
+    }
+    out.check()?;
+    let keys = match &a.key_file {
+        None => Default::default(),
+        Some(p) => {
+            let n = face.devices.iter().find_map(|d| if let DeviceDesc::Keypad { keys, .. } = d { Some(*keys) } else { None });
+            let n = n.with_context(|| format!("--keys: machine {} declares no keypad", face.name))?;
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            isa_api::devices::KeySchedule::parse(&text, n).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+        }
+    };
+    Ok((out, keys))
 }
 
 /// The program argument, or the machine's demo.
@@ -304,13 +356,15 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             };
             let (cfg, machine) = open_config(config, &a.keys)?;
             let program = program_or_demo(a.inputs.get(1), machine.as_ref(), &cfg.origin)?;
-            // Check the program before the (long) weave.
+            // Check the program and the device options before the (long) weave.
             machine.load(&program)?;
+            device_options(&a, &machine.describe()?.face)?;
             (weave_config(&cfg, machine, a.executor, progress)?, program)
         }
     };
     let image = l.machine.load(&program)?;
     let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    let (frame_out, keys) = device_options(&a, &l.face)?;
     let rep = &l.report;
     let nonzero = l.executor.nonzero_weights().map_or(String::new(), |n| format!(" ({n} nonzero in the projections)"));
     let kind = l.executor.kind();
@@ -331,7 +385,10 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         );
     }
     let input = open_stdin(a.stdin.as_deref(), || if bench { Box::new(std::io::empty()) } else { Box::new(std::io::stdin()) })?;
-    let r = run_program(&l, &image, max_steps, !bench, progress, "", input)?;
+    let r = run_program(&l, &image, max_steps, !bench, progress, "", isa_api::front::HostIo { stdin: input, frames: a.frames, keys })?;
+    if frame_out.any() {
+        frame_out.write(&r.frames)?;
+    }
     if let Some(p) = &a.trace {
         std::fs::write(p, serde_json::to_string(&r.out.trace)?).with_context(|| format!("writing {}", p.display()))?;
     }

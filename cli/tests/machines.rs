@@ -98,7 +98,7 @@ fn a_machine_outside_the_registry_is_named() {
         let out = c.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{verb}: {stderr}");
-        assert!(stderr.contains("no machine \"simt4\" (machines: rv32im, 6502, acc8, io8)"), "{verb}: {stderr}");
+        assert!(stderr.contains("no machine \"simt4\" (machines: rv32im, 6502, acc8, io8, paint8)"), "{verb}: {stderr}");
     }
 }
 

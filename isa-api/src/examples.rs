@@ -33,7 +33,7 @@
 //! splits it into blocks of `d_k` rows; each step reads two far-apart addresses and writes a third.
 
 use crate::circuit::{CircuitBuilder, CmpKind, ShiftKind};
-use crate::machine::{MachineDesc, MemoryDesc, PortDesc, RegisterDesc};
+use crate::machine::{DeviceDesc, MachineDesc, MemoryDesc, PortDesc, RegisterDesc};
 
 /// Opcodes of [`acc8`].
 #[allow(missing_docs)]
@@ -331,6 +331,70 @@ pub fn io8_devices(s: usize) -> Vec<(u32, u64)> {
     v
 }
 
+/// A test machine for the generic host devices ([`crate::DeviceDesc`]): a 16 x 8 display in memory `SCREEN`
+/// (8 rows of 16 bits), a clock on input `TICK` (a tick every 4 instructions), a 4-key keypad on input `KEYS`,
+/// a beeper on port `BEEP`. Registers X (4 bits), Y (3 bits), LAST (the last tick count seen). A step that sees
+/// a new tick count (`TICK != LAST`) paints row Y up to column X (`SCREEN[Y] = (2 << X) - 1`), moves X on (and Y
+/// at the end of a row), and sets the beeper to "any key pressed"; other steps change nothing. The step after
+/// the one that painted the last pixel (X = 15, Y = 7) halts: 128 ticks fill the screen.
+pub fn paint8() -> MachineDesc {
+    let mut b = CircuitBuilder::new();
+    let (x, y, last) = (b.reg(0, 4), b.reg(1, 3), b.reg(2, 8));
+    let (tick, keys) = (b.input(0, 8), b.input(1, 4));
+    let same = b.eq(tick, last);
+    let new = b.not(same);
+    // Row Y up to column X: (2 << X) - 1 in 16 bits.
+    let two = b.konst(16, 2);
+    let sh = b.shift(ShiftKind::Shl, two, x);
+    let one16 = b.konst(16, 1);
+    let row = b.sub(sh, one16);
+    b.mem_write(0, y, row, new);
+    let one4 = b.konst(4, 1);
+    let x1 = b.add(x, one4);
+    let xn = b.mux(new, x, x1);
+    b.set_next(0, xn);
+    let k15 = b.konst(4, 15);
+    let end_row = b.eq(x, k15);
+    let one3 = b.konst(3, 1);
+    let y1 = b.add(y, one3);
+    let y_adv = b.mux(end_row, y, y1);
+    let yn = b.mux(new, y, y_adv);
+    b.set_next(1, yn);
+    let lastn = b.mux(new, last, tick);
+    b.set_next(2, lastn);
+    let zero4 = b.konst(4, 0);
+    let none = b.eq(keys, zero4);
+    let any = b.not(none);
+    b.output(0, any, new);
+    // DONE is set by the step that paints the last pixel; the next step halts.
+    let done = b.reg(3, 1);
+    let k7 = b.konst(3, 7);
+    let last_row = b.eq(y, k7);
+    let fin = b.all(&[new, end_row, last_row]);
+    let done_n = b.or(done, fin);
+    b.set_next(3, done_n);
+    b.halt(done);
+    MachineDesc::new(
+        "paint8",
+        vec![
+            RegisterDesc { name: "X".into(), width: 4 },
+            RegisterDesc { name: "Y".into(), width: 3 },
+            RegisterDesc { name: "LAST".into(), width: 8 },
+            RegisterDesc { name: "DONE".into(), width: 1 },
+        ],
+        vec![MemoryDesc { name: "SCREEN".into(), word_width: 16, addr_width: 3 }],
+        vec![PortDesc::new("BEEP", 1)],
+        b.finish(),
+    )
+    .with_inputs(vec![PortDesc::new("TICK", 8), PortDesc::new("KEYS", 4)])
+    .with_devices(vec![
+        DeviceDesc::Display { memory: "SCREEN".into(), width: 16, height: 8 },
+        DeviceDesc::Ticks { input: "TICK".into(), instructions: 4 },
+        DeviceDesc::Keypad { input: "KEYS".into(), keys: 4 },
+        DeviceDesc::Beeper { port: "BEEP".into() },
+    ])
+}
+
 /// The fronts of the test machines: registered in the binary like any machine (configs/acc8.toml,
 /// configs/io8.toml), through the generic front of [`crate::front::GenericMachine`].
 pub mod fronts {
@@ -358,6 +422,30 @@ pub mod fronts {
         }
         fn from_face(&self, face: &MachineFace, _program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
             Ok(Box::new(GenericMachine::of_face(face.clone(), Some(acc8_demo()))))
+        }
+    }
+
+    /// paint8: no program (its demo, `paint`, is empty): the generic host serves its display, clock, keypad
+    /// and beeper ([`super::paint8`]).
+    pub struct Paint8Front;
+
+    fn paint8_demo() -> Program {
+        Program { name: "paint".into(), bytes: Vec::new(), expected_console: None }
+    }
+
+    impl MachineFront for Paint8Front {
+        fn isa(&self) -> &'static str {
+            "paint8"
+        }
+        fn summary(&self) -> &'static str {
+            "generic-devices test machine: a 16 x 8 display, a clock, a 4-key keypad, a beeper"
+        }
+        fn configure(&self, section: &toml::Table) -> Result<Box<dyn Machine>, FrontError> {
+            check_keys("paint8", section, &[])?;
+            Ok(Box::new(GenericMachine::new(super::paint8(), Some(paint8_demo()))))
+        }
+        fn from_face(&self, face: &MachineFace, _program: Option<&Program>) -> Result<Box<dyn Machine>, FrontError> {
+            Ok(Box::new(GenericMachine::of_face(face.clone(), Some(paint8_demo()))))
         }
     }
 

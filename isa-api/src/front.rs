@@ -140,6 +140,27 @@ pub trait Devices {
     fn progress(&self) -> Option<String> {
         None
     }
+    /// The display frames recorded so far, taken (machines with a display device; see
+    /// [`crate::devices::DeviceHost`]). Default: none.
+    fn take_frames(&mut self) -> Vec<crate::devices::Frame> {
+        Vec::new()
+    }
+}
+
+/// What a host gives a run's devices besides the console.
+pub struct HostIo {
+    /// The program's standard input, read as the machine asks for it (RV32's read(2)).
+    pub stdin: Box<dyn std::io::Read>,
+    /// Stop after this many frames (ticks of a declared clock); `None`: run until the machine halts.
+    pub frames: Option<u64>,
+    /// The keys of a declared keypad, by frame.
+    pub keys: crate::devices::KeySchedule,
+}
+
+impl Default for HostIo {
+    fn default() -> Self {
+        Self { stdin: Box::new(std::io::empty()), frames: None, keys: Default::default() }
+    }
 }
 
 /// An independent check of a finished trace (RV32: the reference interpreter, itself checked against QEMU).
@@ -177,11 +198,12 @@ pub trait Machine {
     fn load(&self, program: &Program) -> Result<LoadImage, FrontError>;
     /// The host devices of a run of `program`: console bytes are echoed to `console` as they come.
     fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError>;
-    /// [`Machine::devices`] with the program's standard input: the bytes the machine asks for (RV32's
-    /// read(2)), which the devices read from `input` one at a time as the machine asks, and inject. Machines
-    /// that read no input keep this default, which ignores `input`.
-    fn devices_with_input(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, input: Box<dyn std::io::Read>) -> Result<Box<dyn Devices>, FrontError> {
-        let _ = input;
+    /// [`Machine::devices`] with what the host gives besides the console ([`HostIo`]): the program's standard
+    /// input (RV32's read(2): the devices read it one byte at a time as the machine asks, and inject it), a
+    /// frame limit and keys for declared devices. Machines that use none of it keep this default, which
+    /// ignores `io`.
+    fn devices_with(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, io: HostIo) -> Result<Box<dyn Devices>, FrontError> {
+        let _ = io;
         self.devices(face, image, console)
     }
     /// Check a finished trace of `program` against an independent reference, where the machine has one
@@ -263,17 +285,24 @@ impl Machine for GenericMachine {
         }
         Ok(LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words }]))
     }
-    fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
+    fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
+        self.devices_with(face, image, console, HostIo::default())
+    }
+    /// The port printer, serving the devices the face declares ([`crate::DeviceDesc`]) with `io`'s frame limit
+    /// and keys.
+    fn devices_with(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, io: HostIo) -> Result<Box<dyn Devices>, FrontError> {
         let mut d = PortPrinter::new(face, console);
         d.schedule = self.schedule;
+        d.devices = crate::devices::DeviceHost::new(face, image, io.keys, io.frames);
         Ok(Box::new(d))
     }
 }
 
 /// Devices of a generic machine, by the roles its ports publish ([`crate::PortRole`]): console ports write
 /// their bytes, an exit port's value is the exit status, a nonzero fault port value is a fault (status
-/// [`EXIT_FAULT`]); every other output-port write is a console line `PORT value`. Instructions are counted by
-/// the micro-step rule; a halt without an exit value is status 0.
+/// [`EXIT_FAULT`]); the ports of declared devices ([`crate::DeviceDesc`]: a beeper) feed those devices; every
+/// other output-port write is a console line `PORT value`. Instructions are counted by the micro-step rule; a
+/// halt without an exit value is status 0.
 pub struct PortPrinter {
     ports: Vec<crate::PortDesc>,
     micro_step: Option<u32>,
@@ -284,24 +313,36 @@ pub struct PortPrinter {
     fault: Option<(u32, u64)>,
     /// Input injections by step boundary (machines with input devices of their own set this).
     pub schedule: Option<fn(usize) -> Vec<(u32, u64)>>,
+    /// The devices the face declares.
+    pub devices: crate::devices::DeviceHost,
+    /// Output ports that belong to a declared device (not printed).
+    device_ports: Vec<u32>,
 }
 
 impl PortPrinter {
     /// Devices for `face`, echoing to `out`.
     pub fn new(face: &MachineFace, out: Box<dyn Write>) -> Self {
-        Self { ports: face.ports.clone(), micro_step: face.micro_step, out, console: Vec::new(), instructions: 0, exit: None, fault: None, schedule: None }
+        let device_ports = face.devices.iter().filter_map(|d| if let crate::DeviceDesc::Beeper { port } = d { face.port(port) } else { None }).collect();
+        let devices = crate::devices::DeviceHost::new(face, &LoadImage::default(), Default::default(), None);
+        Self { ports: face.ports.clone(), micro_step: face.micro_step, out, console: Vec::new(), instructions: 0, exit: None, fault: None, schedule: None, devices, device_ports }
     }
 }
 
 impl Devices for PortPrinter {
     fn inject(&mut self, steps: usize) -> Vec<(u32, u64)> {
-        self.schedule.map_or_else(Vec::new, |f| f(steps))
+        let mut v = self.schedule.map_or_else(Vec::new, |f| f(steps));
+        v.extend(self.devices.inject());
+        v
     }
     fn step(&mut self, step: &StepEvents) {
         if step.retired(self.micro_step) {
             self.instructions += 1;
         }
+        self.devices.step(step);
         for &(port, v) in &step.outputs {
+            if self.device_ports.contains(&port) {
+                continue;
+            }
             let p = self.ports.get(port as usize);
             let bytes = match p.and_then(|p| p.role) {
                 Some(crate::PortRole::Console) => vec![v as u8],
@@ -327,6 +368,15 @@ impl Devices for PortPrinter {
     fn console(&self) -> &[u8] {
         &self.console
     }
+    fn done(&self) -> bool {
+        self.devices.done()
+    }
+    fn progress(&self) -> Option<String> {
+        (self.devices.ticks() > 0).then(|| format!("frame {}", self.devices.ticks()))
+    }
+    fn take_frames(&mut self) -> Vec<crate::devices::Frame> {
+        self.devices.take_frames()
+    }
     fn finish(&mut self, end: RunEnd) -> Finish {
         let _ = self.out.flush();
         if let Some(code) = self.exit {
@@ -339,6 +389,7 @@ impl Devices for PortPrinter {
         match end {
             RunEnd::Halted => Finish { status: 0, summary: "halted".into() },
             RunEnd::StepLimit => Finish { status: EXIT_STEP_LIMIT, summary: "the machine had not halted".into() },
+            RunEnd::Devices if self.devices.done() => Finish { status: 0, summary: format!("{} frames", self.devices.ticks()) },
             RunEnd::Devices => Finish { status: 0, summary: "the devices ended the run".into() },
         }
     }
@@ -363,6 +414,7 @@ mod tests {
             inputs: vec![],
             io_ranges: vec![],
             micro_step: None,
+            devices: vec![],
         };
         let mut d = PortPrinter::new(&face, Box::new(std::io::sink()));
         d.step(&step(vec![(0, b'h' as u64), (1, 513)]));

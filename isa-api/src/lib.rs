@@ -10,6 +10,7 @@
 //! inverse), [`host`] the circuit-free decode loop built on it, [`front`] what a machine crate hands the binary
 //! (config keys, program loader, demo, host devices), [`lockstep`] the replay of a trace on the reference.
 pub mod circuit;
+pub mod devices;
 pub mod eval;
 pub mod examples;
 pub mod front;
@@ -25,6 +26,6 @@ pub use toml;
 pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind, SumTerm};
 pub use eval::{MachineState, Reference, StepOutcome};
 pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program};
-pub use machine::{DescError, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, RegisterDesc, API_VERSION};
+pub use machine::{DescError, DeviceDesc, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, RegisterDesc, API_VERSION};
 pub use trace::{MemWriteEvent, StepDecoder, StepEvents};
 pub use protocol::{Field, FieldRole, Protocol, Token};

@@ -74,6 +74,25 @@ pub struct IoRange {
     pub read_port: Option<u32>,
 }
 
+/// A host device a machine declares in its face, by the names of the state and ports it uses: any host serves
+/// it without knowing the ISA (`front::PortPrinter`, the generic machine's devices; `loom run --frames`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DeviceDesc {
+    /// A monochrome display of `width` x `height` pixels held in memory `memory`: word `y` is row `y`, its bit
+    /// `x` pixel `x` (1 = lit). The host keeps the frame from the loads and the trace's writes to that memory.
+    Display { memory: String, width: u32, height: u32 },
+    /// A keypad of `keys` keys: the host injects the pressed keys as a bit mask (bit k = key k) on input
+    /// `input` whenever they change (from an input file: `loom run --keys`).
+    Keypad { input: String, keys: u32 },
+    /// A clock: after every `instructions` retired instructions the host injects the count of ticks so far
+    /// (modulo the input's width) on input `input`; a machine that keeps the last count it saw sees each tick
+    /// once. A tick is a frame: the host records the display there.
+    Ticks { input: String, instructions: u64 },
+    /// A beeper: output port `port`; a nonzero value sounds it, zero silences it.
+    Beeper { port: String },
+}
+
 fn default_chunk() -> u32 {
     8
 }
@@ -107,6 +126,9 @@ pub struct MachineFace {
     /// its micro-state in registers and memory rows like any state; each micro-step is one machine step.
     #[serde(default)]
     pub micro_step: Option<u32>,
+    /// Host devices the machine declares ([`DeviceDesc`]), served by any host.
+    #[serde(default)]
+    pub devices: Vec<DeviceDesc>,
 }
 
 impl MachineFace {
@@ -172,13 +194,19 @@ pub enum DescError {
 impl MachineDesc {
     /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
     pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
-        let face = MachineFace { name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None };
+        let face = MachineFace { name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None, devices: Vec::new() };
         Self { api_version: API_VERSION, face, circuit, chunk_bits: 8 }
     }
 
     /// The same machine with input ports `inputs`.
     pub fn with_inputs(mut self, inputs: Vec<PortDesc>) -> Self {
         self.inputs = inputs;
+        self
+    }
+
+    /// The same description declaring host `devices`.
+    pub fn with_devices(mut self, devices: Vec<DeviceDesc>) -> Self {
+        self.devices = devices;
         self
     }
 
@@ -217,6 +245,34 @@ impl MachineDesc {
         for p in self.ports.iter().chain(&self.inputs) {
             if !(1..=64).contains(&p.width) {
                 return Err(bad(format!("port {} has width {} (1..=64)", p.name, p.width)));
+            }
+        }
+        for d in &self.devices {
+            let input = |name: &str| self.inputs.iter().find(|p| p.name == name).ok_or_else(|| bad(format!("device {d:?}: no input port {name}")));
+            match d {
+                DeviceDesc::Display { memory, width, height } => {
+                    let m = self.memories.iter().find(|m| &m.name == memory).ok_or_else(|| bad(format!("display: no memory {memory}")))?;
+                    if *width == 0 || *height == 0 || *width > m.word_width || u64::from(*height) > 1u64 << m.addr_width {
+                        return Err(bad(format!("display of {width} x {height} does not fit memory {memory} ({} rows of {} bits)", 1u64 << m.addr_width, m.word_width)));
+                    }
+                }
+                DeviceDesc::Keypad { input: i, keys } => {
+                    let p = input(i)?;
+                    if *keys == 0 || *keys > p.width {
+                        return Err(bad(format!("keypad of {keys} keys does not fit input {i} of {} bits", p.width)));
+                    }
+                }
+                DeviceDesc::Ticks { input: i, instructions } => {
+                    input(i)?;
+                    if *instructions == 0 {
+                        return Err(bad("ticks every 0 instructions".into()));
+                    }
+                }
+                DeviceDesc::Beeper { port } => {
+                    if !self.ports.iter().any(|p| &p.name == port) {
+                        return Err(bad(format!("beeper: no output port {port}")));
+                    }
+                }
             }
         }
         let c = &self.circuit;

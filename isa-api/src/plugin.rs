@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// Version of this ABI. A plugin built against another version is refused with
 /// [`PluginError::AbiMismatch`].
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// Name of the exported entry point (NUL-terminated for `dlsym`).
 pub const ENTRY_SYMBOL: &[u8] = b"loom_machine_plugin_entry\0";

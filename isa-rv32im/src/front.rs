@@ -147,8 +147,9 @@ impl Machine for Rv32Machine {
     fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?))
     }
-    fn devices_with_input(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, input: Box<dyn std::io::Read>) -> Result<Box<dyn Devices>, FrontError> {
-        Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?.with_input(input)))
+    /// Devices reading standard input from `io.stdin` (rv32im declares no display, keypad or clock).
+    fn devices_with(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, io: isa_api::front::HostIo) -> Result<Box<dyn Devices>, FrontError> {
+        Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?.with_input(io.stdin)))
     }
     fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, String>> {
         let cpu = match crate::load_elf(&program.bytes, self.opts.interp_config()) {
