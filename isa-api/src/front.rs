@@ -274,16 +274,32 @@ impl Machine for GenericMachine {
     fn demo(&self) -> Option<Program> {
         self.demo.clone()
     }
+    /// A raw image into memory 0 from address 0, or where the face's [`crate::ProgramLayout`] says (with its
+    /// preloads and register presets).
     fn load(&self, program: &Program) -> Result<LoadImage, FrontError> {
         if self.face.memories.is_empty() && program.bytes.is_empty() {
             return Ok(LoadImage::default());
         }
-        let m = self.face.memories.first().ok_or_else(|| FrontError(format!("machine {} has no memory to load {} into", self.face.name, program.name)))?;
+        let (mi, base) = match &self.face.program {
+            Some(l) => (self.face.memory(&l.memory).ok_or_else(|| FrontError(format!("machine {}: no memory {}", self.face.name, l.memory)))?, l.base),
+            None => (0, 0),
+        };
+        let m = self.face.memories.get(mi as usize).ok_or_else(|| FrontError(format!("machine {} has no memory to load {} into", self.face.name, program.name)))?;
         let words = raw_words(&program.bytes, m.word_width);
-        if words.len() as u64 > 1u64 << m.addr_width {
-            return Err(FrontError(format!("{}: {} words do not fit memory {} of {} words", program.name, words.len(), m.name, 1u64 << m.addr_width)));
+        let room = (1u64 << m.addr_width) - base;
+        if words.len() as u64 > room {
+            return Err(FrontError(format!("{}: {} words do not fit memory {} of {} words from {base:#x} ({room} words)", program.name, words.len(), m.name, 1u64 << m.addr_width)));
         }
-        Ok(LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words }]))
+        let mut loads = Vec::new();
+        let mut regs = Vec::new();
+        if let Some(l) = &self.face.program {
+            loads.extend(l.preload.iter().map(|(a, w)| MemLoad { mem: mi, base: *a, words: w.clone() }));
+            for (name, v) in &l.registers {
+                regs.push((self.face.register(name).ok_or_else(|| FrontError(format!("machine {}: no register {name}", self.face.name)))?, *v));
+            }
+        }
+        loads.push(MemLoad { mem: mi, base, words });
+        Ok(LoadImage { loads, regs })
     }
     fn devices(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         self.devices_with(face, image, console, HostIo::default())
@@ -415,6 +431,7 @@ mod tests {
             io_ranges: vec![],
             micro_step: None,
             devices: vec![],
+            program: None,
         };
         let mut d = PortPrinter::new(&face, Box::new(std::io::sink()));
         d.step(&step(vec![(0, b'h' as u64), (1, 513)]));

@@ -26,6 +26,6 @@ pub use toml;
 pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind, SumTerm};
 pub use eval::{MachineState, Reference, StepOutcome};
 pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program};
-pub use machine::{DescError, DeviceDesc, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, RegisterDesc, API_VERSION};
+pub use machine::{DescError, DeviceDesc, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, ProgramLayout, RegisterDesc, API_VERSION};
 pub use trace::{MemWriteEvent, StepDecoder, StepEvents};
 pub use protocol::{Field, FieldRole, Protocol, Token};

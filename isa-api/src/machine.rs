@@ -93,6 +93,22 @@ pub enum DeviceDesc {
     Beeper { port: String },
 }
 
+/// Where a machine known by its description takes a raw program (the generic front's loader): into memory
+/// `memory` from word address `base`, with the `preload` words loaded with every program (a font, a ROM
+/// table) and registers preset by name (a program counter at the load address).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramLayout {
+    pub memory: String,
+    #[serde(default)]
+    pub base: u64,
+    /// `(first word address, words)` loaded before the program.
+    #[serde(default)]
+    pub preload: Vec<(u64, Vec<u64>)>,
+    /// `(register name, value)` presets.
+    #[serde(default)]
+    pub registers: Vec<(String, u64)>,
+}
+
 fn default_chunk() -> u32 {
     8
 }
@@ -129,6 +145,9 @@ pub struct MachineFace {
     /// Host devices the machine declares ([`DeviceDesc`]), served by any host.
     #[serde(default)]
     pub devices: Vec<DeviceDesc>,
+    /// Where raw programs load ([`ProgramLayout`]; default: memory 0 from address 0).
+    #[serde(default)]
+    pub program: Option<ProgramLayout>,
 }
 
 impl MachineFace {
@@ -194,13 +213,19 @@ pub enum DescError {
 impl MachineDesc {
     /// A description at the current [`API_VERSION`] with 8-bit trace chunks.
     pub fn new(name: &str, registers: Vec<RegisterDesc>, memories: Vec<MemoryDesc>, ports: Vec<PortDesc>, circuit: Circuit) -> Self {
-        let face = MachineFace { name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None, devices: Vec::new() };
+        let face = MachineFace { name: name.into(), registers, memories, ports, inputs: Vec::new(), io_ranges: Vec::new(), micro_step: None, devices: Vec::new(), program: None };
         Self { api_version: API_VERSION, face, circuit, chunk_bits: 8 }
     }
 
     /// The same machine with input ports `inputs`.
     pub fn with_inputs(mut self, inputs: Vec<PortDesc>) -> Self {
         self.inputs = inputs;
+        self
+    }
+
+    /// The same description taking raw programs as `layout` says.
+    pub fn with_program_layout(mut self, layout: ProgramLayout) -> Self {
+        self.program = Some(layout);
         self
     }
 
@@ -245,6 +270,18 @@ impl MachineDesc {
         for p in self.ports.iter().chain(&self.inputs) {
             if !(1..=64).contains(&p.width) {
                 return Err(bad(format!("port {} has width {} (1..=64)", p.name, p.width)));
+            }
+        }
+        if let Some(l) = &self.program {
+            let m = self.memories.iter().find(|m| m.name == l.memory).ok_or_else(|| bad(format!("program layout: no memory {}", l.memory)))?;
+            let rows = 1u64 << m.addr_width;
+            if l.base >= rows || l.preload.iter().any(|(a, w)| a + w.len() as u64 > rows) {
+                return Err(bad(format!("program layout: base or preload outside memory {} of {rows} words", l.memory)));
+            }
+            for (r, _) in &l.registers {
+                if !self.registers.iter().any(|x| &x.name == r) {
+                    return Err(bad(format!("program layout: no register {r}")));
+                }
             }
         }
         for d in &self.devices {
