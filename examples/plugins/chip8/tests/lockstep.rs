@@ -110,3 +110,33 @@ fn timendus_logo_ibm_corax_and_flags_in_lockstep() {
         assert!(run.screen.iter().any(|r| *r != 0), "{name} drew nothing");
     }
 }
+
+/// What loom receives through the C ABI is this machine: the JSON round trip keeps everything.
+#[test]
+fn the_description_round_trips_through_json() {
+    let bytes = loom_chip8::describe().unwrap();
+    let d = isa_api::MachineDesc::from_json(&bytes).unwrap();
+    assert_eq!(d, chip8_machine());
+}
+
+/// Our ROM (roms/bounce.ch8): the circuit and the interpreter in lockstep over 120,000 instructions, key 5
+/// held now and then (the beeper, the freeze); the bounce counter is drawn at the top left.
+#[test]
+fn our_rom_in_lockstep_for_120000_instructions() {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/roms/bounce.ch8")).unwrap();
+    let keys = "100 5\n140 -\n900 5\n905 -\n";
+    let run = lockstep(&rom, keys, 120_000);
+    eprintln!("bounce: {} instructions, {} steps\n{}", run.instructions, run.steps, screen_text(&run.screen));
+    assert_eq!(run.instructions, 120_000);
+    assert!(!run.halted);
+}
+
+/// The IBM logo's lit pixels, for loom's test of the plugin through the binary (cli/tests/chip8_plugin.rs).
+#[test]
+fn ibm_logo_pixels() {
+    let Some(rom) = timendus("2-ibm-logo.ch8") else { return };
+    let run = lockstep(&rom, "", 100);
+    let lit: u32 = run.screen.iter().map(|r| r.count_ones()).sum();
+    eprintln!("IBM logo: {lit} pixels lit");
+    assert_eq!(lit, 230);
+}

@@ -1,0 +1,100 @@
+//! A machine plugin built out of tree and loaded by the unmodified binary: the CHIP-8 crate of
+//! examples/plugins/chip8 is copied to a temporary folder as a third party would have it (its isa-api
+//! dependency pointed at this checkout), built there as a cdylib, its own tests run (its circuit in lockstep
+//! with its interpreter: Timendus' tests and our ROM over 120,000 instructions), and `loom` runs ROMs on it
+//! from a config naming the library: frames as PNGs, the network in lockstep with the circuit's reference.
+//! Needs cargo (it is running this test) and, for Timendus' ROMs, `$WEAVER_TESTDATA`.
+
+mod common;
+use common::{loom, repo, scratch};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Copy the plugin's sources to `dir` (not its build output), pointing isa-api at this checkout.
+fn copy_plugin(dir: &Path) {
+    let src = repo().join("examples/plugins/chip8");
+    for sub in ["src", "tests", "roms"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, dir.join(sub).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let manifest = std::fs::read_to_string(src.join("Cargo.toml")).unwrap();
+    let isa_api = repo().join("isa-api").canonicalize().unwrap();
+    let manifest = manifest.replace("path = \"../../../isa-api\"", &format!("path = {:?}", isa_api.display().to_string()));
+    assert!(manifest.contains(&isa_api.display().to_string()));
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+}
+
+/// Where the plugin builds: beside the workspace's build output when there is one, so CI builds it incrementally.
+fn plugin_target() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => PathBuf::from(d).join("chip8-plugin"),
+        None => repo().join("target/chip8-plugin"),
+    }
+}
+
+fn testdata() -> Option<PathBuf> {
+    match std::env::var_os("WEAVER_TESTDATA") {
+        Some(d) => Some(PathBuf::from(d)),
+        None if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true but WEAVER_TESTDATA is not set"),
+        None => None,
+    }
+}
+
+#[test]
+fn a_chip8_plugin_built_out_of_tree_runs_in_the_binary() {
+    let dir = scratch("chip8-plugin");
+    let crate_dir = dir.join("loom-chip8");
+    copy_plugin(&crate_dir);
+    let target = plugin_target();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut test = Command::new(&cargo);
+    test.args(["test", "--release"]).current_dir(&crate_dir).env("CARGO_TARGET_DIR", &target).env_remove("RUSTFLAGS");
+    if let Some(td) = testdata() {
+        test.env("WEAVER_TESTDATA", td);
+    }
+    let out = test.output().unwrap();
+    let log = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the plugin's own tests:\n{log}");
+    assert!(log.contains("our_rom_in_lockstep_for_120000_instructions ... ok"), "{log}");
+    let out = Command::new(&cargo).args(["build", "--release"]).current_dir(&crate_dir).env("CARGO_TARGET_DIR", &target).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lib = target.join("release").join(format!("{}loom_chip8{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
+    assert!(lib.exists(), "{}", lib.display());
+    let cfg = dir.join("chip8.toml");
+    std::fs::write(&cfg, format!("[machine]\nplugin = {:?}\n", lib.display().to_string())).unwrap();
+
+    // Our ROM through `loom lockstep`: every position equal to the circuit's reference.
+    let rom = crate_dir.join("roms/bounce.ch8");
+    let out = loom().arg("lockstep").arg(&cfg).arg(&rom).args(["--max-steps", "3000"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains(", 0 programs disagreeing"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+
+    // Frames of our ROM as PNGs, keys from a file (key 5 freezes the digit and beeps).
+    let frames = dir.join("frames");
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, "3 5\n6 -\n").unwrap();
+    let out = loom().arg("run").arg(&cfg).arg(&rom).args(["--no-progress", "--frames", "12", "--scale", "1", "--out"]).arg(&frames).arg("--keys").arg(&keys).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("chip8: ") && stderr.contains("[loom: 12 frames;"), "{stderr}");
+    for k in 0..12 {
+        assert!(frames.join(format!("frame-{k:05}.png")).exists(), "frame {k}");
+    }
+
+    // Timendus' IBM logo: 230 lit pixels, as the plugin's interpreter draws it.
+    if let Some(td) = testdata() {
+        let ibm = td.join("chip8/timendus/2-ibm-logo.ch8");
+        let out = loom().arg("run").arg(&cfg).arg(&ibm).args(["--no-progress", "--frames", "8", "--scale", "1", "--force", "--out"]).arg(&frames).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(frames.join("frame-00007.png")).unwrap()));
+        let mut r = dec.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (64, 32));
+        assert_eq!(buf.iter().filter(|p| **p != 0).count(), 230);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
