@@ -98,3 +98,75 @@ fn a_chip8_plugin_built_out_of_tree_runs_in_the_binary() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Plugins that lie, built here as cdylibs like any plugin: bytes that are not JSON, a description that fails
+/// validation, an error, a panic in `describe`, another ABI version. Each is a clear error naming the library
+/// and the problem (status 1), never a crash of the binary.
+#[test]
+fn lying_plugins_are_named_never_a_crash() {
+    let dir = scratch("liar-plugins");
+    let crate_dir = dir.join("liar");
+    std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+    let isa_api = repo().join("isa-api").canonicalize().unwrap();
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        format!("[package]\nname = \"liar\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nisa-api = {{ path = {:?} }}\nserde_json = \"1\"\n", isa_api.display().to_string()),
+    )
+    .unwrap();
+    std::fs::write(
+        crate_dir.join("src/lib.rs"),
+        r#"use isa_api::plugin::{describe_with, PluginBytes, PluginTable, ABI_VERSION};
+fn describe() -> Result<Vec<u8>, String> {
+    match option_env!("LIAR").unwrap_or("") {
+        "json" => Ok(b"{ this is not json".to_vec()),
+        "invalid" => {
+            let mut d = isa_api::examples::acc8();
+            d.registers[0].width = 0;
+            serde_json::to_vec(&d).map_err(|e| e.to_string())
+        }
+        "error" => Err("no machine today".into()),
+        "panic" => panic!("describe panicked on purpose"),
+        _ => serde_json::to_vec(&isa_api::examples::acc8()).map_err(|e| e.to_string()),
+    }
+}
+unsafe extern "C" fn describe_c(out: *mut PluginBytes) -> i32 { unsafe { describe_with(out, describe) } }
+unsafe extern "C" fn free_c(b: PluginBytes) { unsafe { b.free() } }
+const VERSION: u32 = match option_env!("LIAR_ABI") { Some(_) => 1, None => ABI_VERSION };
+static TABLE: PluginTable = PluginTable { abi_version: VERSION, describe: describe_c, free_bytes: free_c };
+#[unsafe(no_mangle)]
+pub extern "C" fn loom_machine_plugin_entry() -> *const PluginTable { &TABLE }
+"#,
+    )
+    .unwrap();
+    let target = plugin_target();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let lib_name = format!("{}liar{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+    let cases = [
+        ("json", None, "malformed machine description"),
+        ("invalid", None, "has width 0"),
+        ("error", None, "the plugin reported an error: no machine today"),
+        ("panic", None, "the plugin panicked: describe panicked on purpose"),
+        ("honest", Some("1"), "plugin ABI version 1, this program speaks version 2"),
+    ];
+    for (liar, abi, want) in cases {
+        let mut c = Command::new(&cargo);
+        c.args(["build", "--release"]).current_dir(&crate_dir).env("CARGO_TARGET_DIR", &target).env("LIAR", liar).env_remove("RUSTFLAGS");
+        match abi {
+            Some(v) => c.env("LIAR_ABI", v),
+            None => c.env_remove("LIAR_ABI"),
+        };
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{liar}: {}", String::from_utf8_lossy(&out.stderr));
+        // A copy per case: a loaded library is never unloaded, so each case is its own file.
+        let lib = dir.join(format!("{liar}-{lib_name}"));
+        std::fs::copy(target.join("release").join(&lib_name), &lib).unwrap();
+        let cfg = dir.join(format!("{liar}.toml"));
+        std::fs::write(&cfg, format!("[machine]\nplugin = {:?}\n", lib.display().to_string())).unwrap();
+        let out = loom().arg("run").arg(&cfg).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{liar}: {stderr}");
+        assert!(stderr.contains(want) && stderr.contains(&format!("{liar}-{lib_name}")), "{liar}: {stderr}");
+        assert!(!stderr.contains("panicked at") || liar == "panic", "{liar}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
