@@ -153,6 +153,9 @@ pub enum PluginError {
 /// library stays loaded for the life of the process (never unloaded, on purpose).
 pub fn load_plugin_bytes(path: &Path) -> Result<Vec<u8>, PluginError> {
     let p = path.display().to_string();
+    if !path.is_file() {
+        return Err(PluginError::Load { path: p, msg: "no such file (build the plugin first: its README says how)".into() });
+    }
     // SAFETY: loading a library runs its initializers; the user named this file as a machine plugin.
     let lib = unsafe { libloading::Library::new(path) }.map_err(|e| PluginError::Load { path: p.clone(), msg: e.to_string() })?;
     let lib: &'static libloading::Library = Box::leak(Box::new(lib));
@@ -216,7 +219,7 @@ mod tests {
     #[test]
     fn loading_a_non_plugin_is_a_clear_error() {
         let e = load_plugin_bytes(Path::new("/nonexistent/libnothing.so")).unwrap_err().to_string();
-        assert!(e.contains("/nonexistent/libnothing.so"), "{e}");
+        assert!(e.contains("/nonexistent/libnothing.so") && e.contains("no such file (build the plugin first"), "{e}");
         // A real shared library without our entry point.
         for lib in ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"] {
             if Path::new(lib).exists() {
