@@ -25,6 +25,8 @@ fn copy_plugin(dir: &Path) {
     let manifest = manifest.replace("path = \"../../../isa-api\"", &format!("path = {:?}", isa_api.display().to_string()));
     assert!(manifest.contains(&isa_api.display().to_string()));
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    // The committed lockfile: the same dependency versions, no registry resolution needed.
+    std::fs::copy(src.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
 }
 
 /// Where the plugin builds: beside the workspace's build output when there is one, so CI builds it incrementally.
@@ -138,6 +140,8 @@ pub extern "C" fn loom_machine_plugin_entry() -> *const PluginTable { &TABLE }
 "#,
     )
     .unwrap();
+    // The CHIP-8 plugin's lockfile pins the same dependencies (cargo adds the root package).
+    std::fs::copy(repo().join("examples/plugins/chip8/Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
     let target = plugin_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let lib_name = format!("{}liar{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
