@@ -28,7 +28,8 @@ fn paint8_frames_go_to_a_gif_and_pngs() {
     let out = run(&[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("[loom: 40 frames; 161 instructions"), "{stderr}");
+    // Key 1 is held in frames 10 to 19: the beeper sounds in those 10.
+    assert!(stderr.contains("[loom: 40 frames, the beeper on in 10; 161 instructions"), "{stderr}");
     // Frame k shows the k pixels painted before its tick.
     for k in [0u32, 1, 17, 39] {
         assert_eq!(lit_pixels(&pngs.join(format!("frame-{k:05}.png")), 4), (16, 8, k as usize), "frame {k}");

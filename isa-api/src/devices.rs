@@ -134,6 +134,11 @@ impl DeviceHost {
         self.ticks.as_ref().map_or(0, |t| t.3)
     }
 
+    /// Does the machine have a beeper?
+    pub fn has_beeper(&self) -> bool {
+        self.beeper.is_some()
+    }
+
     /// Frames during which the beeper sounded.
     pub fn beep_frames(&self) -> u64 {
         self.beeper.as_ref().map_or(0, |b| b.2)

@@ -405,7 +405,10 @@ impl Devices for PortPrinter {
         match end {
             RunEnd::Halted => Finish { status: 0, summary: "halted".into() },
             RunEnd::StepLimit => Finish { status: EXIT_STEP_LIMIT, summary: "the machine had not halted".into() },
-            RunEnd::Devices if self.devices.done() => Finish { status: 0, summary: format!("{} frames", self.devices.ticks()) },
+            RunEnd::Devices if self.devices.done() => {
+                let beep = if self.devices.has_beeper() { format!(", the beeper on in {}", self.devices.beep_frames()) } else { String::new() };
+                Finish { status: 0, summary: format!("{} frames{beep}", self.devices.ticks()) }
+            }
             RunEnd::Devices => Finish { status: 0, summary: "the devices ended the run".into() },
         }
     }
