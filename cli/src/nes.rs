@@ -3,7 +3,7 @@
 //! and writes the pictures and the sound. `--cpu reference` runs the reference interpreter instead (to check
 //! the network), `--cpu both` runs the two one after the other and compares every frame's pixels and the audio.
 
-use crate::run::{KeyOverrides, open_config, weave_config};
+use crate::run::weave_config;
 use anyhow::{Context, Result, bail};
 use backends::ExecutorKind;
 use host_nes::input::InputSchedule;
@@ -163,14 +163,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         runs.push(run_reference(&a, cart.clone(), &image, input.clone(), rec, progress)?);
     }
     if matches!(a.cpu, Cpu::Network | Cpu::Both) {
-        let (cfg, machine) = match &config {
-            Some(p) => open_config(p, &KeyOverrides::default())?,
-            None => {
-                let cfg = weaver::config::Config::parse(NES_CONFIG, "configs/nes.toml (built in)", std::path::Path::new("."))?;
-                let m = cfg.machine(crate::registry::MACHINES)?;
-                (cfg, m)
-            }
-        };
+        let (cfg, machine) = crate::run::open_config_or(config.as_deref(), NES_CONFIG, "configs/nes.toml (built in)")?;
         let desc = machine.describe()?;
         if desc.name != "mos6502-nes" {
             bail!("{}: loom nes runs the 6502's NES map (map = \"nes\"), this config's machine is {}", cfg.origin, desc.name);

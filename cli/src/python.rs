@@ -3,7 +3,7 @@
 //! feeds as the machine's read(2) asks for it; the console is the script's output. Nothing of Python runs on
 //! the host: it weaves the machine, loads the firmware, delivers bytes and prints bytes.
 
-use crate::run::{KeyOverrides, open_config, run_program, weave_config};
+use crate::run::{run_program, weave_config};
 use anyhow::{Context, Result, bail};
 use backends::ExecutorKind;
 use isa_api::front::{Program, RunEnd};
@@ -49,14 +49,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, Some(p)) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
         (None, None) => unreachable!("checked above"),
     };
-    let (cfg, machine) = match &config {
-        Some(p) => open_config(p, &KeyOverrides::default())?,
-        None => {
-            let cfg = weaver::config::Config::parse(RV32_CONFIG, "configs/rv32im.toml (built in)", std::path::Path::new("."))?;
-            let m = cfg.machine(crate::registry::MACHINES)?;
-            (cfg, m)
-        }
-    };
+    let (cfg, machine) = crate::run::open_config_or(config.as_deref(), RV32_CONFIG, "configs/rv32im.toml (built in)")?;
     if machine.describe()?.name != "rv32im" {
         bail!("{}: loom python runs MicroPython on the rv32im machine; this config's machine is not rv32im", cfg.origin);
     }

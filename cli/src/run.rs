@@ -135,6 +135,18 @@ pub(crate) fn open_config(path: &Path, keys: &KeyOverrides) -> Result<(Config, B
     Ok((cfg, machine))
 }
 
+/// The config at `path`, or the built-in config `builtin` (its text) named `origin` when there is none.
+pub(crate) fn open_config_or(path: Option<&Path>, builtin: &str, origin: &str) -> Result<(Config, Box<dyn Machine>)> {
+    match path {
+        Some(p) => open_config(p, &KeyOverrides::default()),
+        None => {
+            let cfg = Config::parse(builtin, origin, Path::new("."))?;
+            let m = cfg.machine(MACHINES)?;
+            Ok((cfg, m))
+        }
+    }
+}
+
 /// Weave the config's machine (no inert attention layer: runs here do not need one) and build the executor.
 pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Option<ExecutorKind>, progress: bool) -> Result<Loaded> {
     let kind = executor.unwrap_or(cfg.run.executor);

@@ -3,7 +3,7 @@
 //! an uncaught exception). The woven network runs it in `cli/tests/python.rs`.
 
 use isa_rv32im::examples::{MICROPYTHON_ELF, MICROPYTHON_RAM};
-use isa_rv32im::lockstep::qemu::qemu_available;
+mod common;
 use isa_rv32im::{Config, Stop, load_elf};
 
 /// Runs `script` on the interpreter: (console, exit code, instructions).
@@ -45,11 +45,7 @@ fn micropython_runs_a_script_and_reports_exceptions() {
 
 #[test]
 fn micropython_prints_the_same_under_qemu() {
-    if !qemu_available() {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but qemu-riscv32 is not on PATH (apt-get install -y qemu-user)");
-        }
-        eprintln!("SKIPPED: qemu-riscv32 not on PATH (apt-get install -y qemu-user)");
+    if !common::qemu_or_skip() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("loom-micropython-{}", std::process::id()));

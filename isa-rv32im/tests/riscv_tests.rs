@@ -6,7 +6,8 @@
 //! `CI=true`). The woven network runs them in `cli/tests/rv32_programs.rs`.
 
 use isa_rv32im::circuit::{MemoryLayout, Rv32MachineOptions};
-use isa_rv32im::lockstep::qemu::{lockstep_elf, qemu_available};
+mod common;
+use isa_rv32im::lockstep::qemu::lockstep_elf;
 use isa_rv32im::lockstep::{LockstepEnd, lockstep};
 use isa_rv32im::{Config, Stop, load_elf};
 use std::path::PathBuf;
@@ -88,11 +89,7 @@ fn every_program_passes_on_the_circuit_in_lockstep() {
 
 #[test]
 fn every_program_passes_under_qemu_in_lockstep() {
-    if !qemu_available() {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but qemu-riscv32 is not on PATH (apt-get install -y qemu-user)");
-        }
-        eprintln!("SKIPPED: qemu-riscv32 not on PATH (apt-get install -y qemu-user)");
+    if !common::qemu_or_skip() {
         return;
     }
     for (name, elf) in programs() {

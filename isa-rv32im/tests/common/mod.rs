@@ -184,3 +184,15 @@ pub fn testdata_file(rel: &str) -> Option<std::path::PathBuf> {
         }
     }
 }
+
+/// Whether qemu-riscv32 is on PATH; without it a test says SKIPPED (returns false), and under `CI=true` fails.
+pub fn qemu_or_skip() -> bool {
+    if isa_rv32im::lockstep::qemu::qemu_available() {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true but qemu-riscv32 is not on PATH (apt-get install -y qemu-user)");
+    }
+    eprintln!("SKIPPED: qemu-riscv32 not on PATH (apt-get install -y qemu-user)");
+    false
+}
