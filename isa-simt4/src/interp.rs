@@ -1,0 +1,399 @@
+//! The reference interpreter, written from the specification in [`crate::isa`] (never from the circuit). It
+//! checks the circuit and the woven network step by step; it never drives them.
+
+use crate::isa::{COUNTER_REG, Fault, FaultKind, Instr, Opcode, PROGRAM_WORDS, REGS, Simt4Config};
+
+/// How a step ended the run, if it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Halt,
+    Fault(Fault),
+}
+
+/// The whole machine state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Simt {
+    pub cfg: Simt4Config,
+    /// Program words (decoded lazily: an illegal word faults when executed).
+    pub program: Vec<u64>,
+    pub pc: u32,
+    pub warp: u32,
+    pub busy: u32,
+    /// Registers: `regs[lane][warp * 32 + r]`.
+    pub regs: Vec<Vec<u32>>,
+    pub shared: Vec<u32>,
+    pub global: Vec<u32>,
+    /// Saved PCs of the warps (`BAR`).
+    pub wpc: Vec<u32>,
+    /// Steps taken, instructions retired (a micro-coded instruction retires at its last step).
+    pub steps: u64,
+    pub instructions: u64,
+    pub stopped: Option<Stop>,
+}
+
+impl Simt {
+    /// A machine of shape `cfg` with `program` at row 0 and `global` words from address 0; the rest zero.
+    /// Errors: the program or the data does not fit.
+    pub fn new(cfg: Simt4Config, program: &[u64], global: &[u32]) -> Result<Simt, String> {
+        cfg.validate()?;
+        if program.len() > PROGRAM_WORDS as usize {
+            return Err(format!("the program has {} instructions; the machine holds {PROGRAM_WORDS}", program.len()));
+        }
+        if global.len() > cfg.global_words as usize {
+            return Err(format!("the arrays need {} words of global memory; the machine has {}", global.len(), cfg.global_words));
+        }
+        let mut p = program.to_vec();
+        p.resize(PROGRAM_WORDS as usize, 0);
+        let mut g = global.to_vec();
+        g.resize(cfg.global_words as usize, 0);
+        Ok(Simt {
+            cfg,
+            program: p,
+            pc: 0,
+            warp: 0,
+            busy: 0,
+            regs: vec![vec![0; (cfg.warps * REGS) as usize]; cfg.lanes as usize],
+            shared: vec![0; cfg.shared_words as usize],
+            global: g,
+            wpc: vec![0; cfg.warps as usize],
+            steps: 0,
+            instructions: 0,
+            stopped: None,
+        })
+    }
+
+    fn r(&self, lane: u32, reg: u8) -> u32 {
+        self.regs[lane as usize][(self.warp * REGS + u32::from(reg)) as usize]
+    }
+    fn set(&mut self, lane: u32, reg: u8, v: u32) {
+        let w = self.warp;
+        self.regs[lane as usize][(w * REGS + u32::from(reg)) as usize] = v;
+    }
+    /// The activity counter of `lane` in the running warp.
+    pub fn counter(&self, lane: u32) -> u32 {
+        self.r(lane, COUNTER_REG as u8) & 0xFF
+    }
+    /// Whether `lane` of the running warp is active.
+    pub fn active(&self, lane: u32) -> bool {
+        self.counter(lane) == 0
+    }
+
+    /// One machine step. Returns the stop, if this step ended the run (a `HALT`, or a fault: the fault's
+    /// step changes nothing else).
+    pub fn step(&mut self) -> Option<Stop> {
+        if let Some(s) = self.stopped {
+            return Some(s);
+        }
+        self.steps += 1;
+        let word = self.program[self.pc as usize];
+        let Some(i) = Instr::decode(word) else {
+            let f = Fault { kind: FaultKind::Illegal, pc: self.pc, lane: 0, warp: self.warp, index: (word & 63) as u32 };
+            self.stopped = Some(Stop::Fault(f));
+            return self.stopped;
+        };
+        let lanes = self.cfg.lanes;
+        let b_of = |s: &Simt, l: u32| if i.imm_b { i.imm } else { s.r(l, i.rs2) };
+        let mut next_pc = (self.pc + 1) % PROGRAM_WORDS;
+        let mut retire = true;
+        match i.op {
+            o if o.is_alu() => {
+                for l in 0..lanes {
+                    if !self.active(l) {
+                        continue;
+                    }
+                    let (a, b) = (self.r(l, i.rs1), b_of(self, l));
+                    let v = match o {
+                        Opcode::Add => a.wrapping_add(b),
+                        Opcode::Sub => a.wrapping_sub(b),
+                        Opcode::Mul => a.wrapping_mul(b),
+                        Opcode::Mulhi => ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32,
+                        Opcode::Mulhu => ((u64::from(a) * u64::from(b)) >> 32) as u32,
+                        Opcode::And => a & b,
+                        Opcode::Or => a | b,
+                        Opcode::Xor => a ^ b,
+                        Opcode::Shl => if b >= 32 { 0 } else { a << b },
+                        Opcode::Shr => if b >= 32 { 0 } else { a >> b },
+                        Opcode::Sra => ((a as i32) >> b.min(31)) as u32,
+                        Opcode::Slt => u32::from((a as i32) < (b as i32)),
+                        Opcode::Sltu => u32::from(a < b),
+                        Opcode::Seq => u32::from(a == b),
+                        Opcode::Sne => u32::from(a != b),
+                        Opcode::Min => (a as i32).min(b as i32) as u32,
+                        Opcode::Max => (a as i32).max(b as i32) as u32,
+                        Opcode::Minu => a.min(b),
+                        Opcode::Maxu => a.max(b),
+                        Opcode::Cmov => if a != 0 { b } else { self.r(l, i.rd) },
+                        Opcode::Tid => self.warp * lanes + l,
+                        _ => unreachable!("is_alu"),
+                    };
+                    self.set(l, i.rd, v);
+                }
+            }
+            o if o.is_memory() => {
+                let base = i.imm & 0xFFFF;
+                let len = i.imm >> 16;
+                let check = |s: &Simt, l: u32| -> Result<u32, Fault> {
+                    let idx = s.r(l, i.rs1);
+                    if idx < len {
+                        Ok(base + idx)
+                    } else {
+                        Err(Fault { kind: FaultKind::Bounds, pc: s.pc, lane: l, warp: s.warp, index: idx })
+                    }
+                };
+                let size = if o.is_shared() { self.cfg.shared_words } else { self.cfg.global_words };
+                if o.is_serial() {
+                    let l = self.busy;
+                    if self.active(l) {
+                        match check(self, l) {
+                            Err(f) => {
+                                self.stopped = Some(Stop::Fault(f));
+                                return self.stopped;
+                            }
+                            Ok(addr) => {
+                                let addr = (addr % size) as usize;
+                                let data = self.r(l, i.rs2);
+                                let mem = if o.is_shared() { &mut self.shared } else { &mut self.global };
+                                let old = mem[addr];
+                                mem[addr] = if matches!(o, Opcode::Atoms | Opcode::Atomg) { old.wrapping_add(data) } else { data };
+                                if matches!(o, Opcode::Atoms | Opcode::Atomg) {
+                                    self.set(l, i.rd, old);
+                                }
+                            }
+                        }
+                    }
+                    if l + 1 < lanes {
+                        self.busy = l + 1;
+                        next_pc = self.pc;
+                        retire = false;
+                    } else {
+                        self.busy = 0;
+                    }
+                } else {
+                    let mut vals = Vec::new();
+                    for l in 0..lanes {
+                        if !self.active(l) {
+                            continue;
+                        }
+                        match check(self, l) {
+                            Err(f) => {
+                                self.stopped = Some(Stop::Fault(f));
+                                return self.stopped;
+                            }
+                            Ok(addr) => {
+                                let addr = (addr % size) as usize;
+                                vals.push((l, if o.is_shared() { self.shared[addr] } else { self.global[addr] }));
+                            }
+                        }
+                    }
+                    for (l, v) in vals {
+                        self.set(l, i.rd, v);
+                    }
+                }
+            }
+            Opcode::If | Opcode::Else | Opcode::Endif | Opcode::Brk | Opcode::Creset => {
+                for l in 0..lanes {
+                    let c = self.counter(l);
+                    let a = self.r(l, i.rs1);
+                    let c2 = match i.op {
+                        Opcode::If => {
+                            if c == 0 {
+                                u32::from(!(a != 0 || i.imm & 1 == 1))
+                            } else {
+                                c + 1
+                            }
+                        }
+                        Opcode::Else => match c {
+                            0 => 1,
+                            1 => 0,
+                            c => c,
+                        },
+                        Opcode::Endif => c.saturating_sub(1),
+                        Opcode::Brk => if c == 0 && a == 0 { i.imm & 0xFF } else { c },
+                        _ => u32::from(self.warp * lanes + l >= i.imm),
+                    };
+                    self.set(l, COUNTER_REG as u8, c2 & 0xFF);
+                }
+            }
+            Opcode::Jmp => next_pc = i.imm % PROGRAM_WORDS,
+            Opcode::Jnone | Opcode::Jany => {
+                let any = (0..lanes).any(|l| self.active(l));
+                if any == (i.op == Opcode::Jany) {
+                    next_pc = i.imm % PROGRAM_WORDS;
+                }
+            }
+            Opcode::Bar => {
+                let n = i.imm;
+                if n > 1 {
+                    self.wpc[self.warp as usize] = next_pc;
+                    self.warp = (self.warp + 1) % n.min(self.cfg.warps);
+                    next_pc = self.wpc[self.warp as usize];
+                }
+            }
+            Opcode::Halt => {
+                self.instructions += 1;
+                self.stopped = Some(Stop::Halt);
+                return self.stopped;
+            }
+            _ => unreachable!("every opcode is handled"),
+        }
+        if retire {
+            self.instructions += 1;
+        }
+        self.pc = next_pc;
+        None
+    }
+
+    /// Run until the machine stops or `max_steps` steps have run (`None`: the bound came first).
+    pub fn run(&mut self, max_steps: u64) -> Option<Stop> {
+        while self.steps < max_steps {
+            if let Some(s) = self.step() {
+                return Some(s);
+            }
+        }
+        self.stopped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Opcode::*;
+
+    fn run(prog: &[Instr], global: &[u32]) -> Simt {
+        let words: Vec<u64> = prog.iter().map(|i| i.encode()).collect();
+        let mut m = Simt::new(Simt4Config::default(), &words, global).unwrap();
+        assert_eq!(m.run(10_000), Some(Stop::Halt));
+        m
+    }
+
+    #[test]
+    fn lanes_add_and_store_in_lane_order() {
+        // out[tid] = tid * 3 + 1; then every lane adds 1 to out[8] atomically, old values to out[4 + tid].
+        let p = [
+            Instr::rrr(Tid, 1, 0, 0),
+            Instr::rri(Mul, 2, 1, 3),
+            Instr::rri(Add, 2, 2, 1),
+            Instr::mem(Stg, 0, 1, 2, 0, 4),
+            Instr::rri(Add, 3, 0, 1),
+            Instr::rri(Add, 4, 0, 8),
+            Instr::rri(Add, 5, 0, 0),
+            Instr::mem(Atomg, 6, 5, 3, 8, 1),
+            Instr::mem(Stg, 0, 1, 6, 4, 4),
+            Instr::new(Halt),
+        ];
+        let m = run(&p, &[]);
+        assert_eq!(&m.global[..9], &[1, 4, 7, 10, 0, 1, 2, 3, 4]);
+        assert_eq!(m.instructions, 10);
+        assert_eq!(m.steps, 10 + 3 * 3);
+    }
+
+    #[test]
+    fn divergence_with_counters() {
+        // if (tid & 1) x = 10; else { if (tid == 2) x = 20; else x = 30; }  out[tid] = x
+        let p = [
+            Instr::rrr(Tid, 1, 0, 0),
+            Instr::rri(And, 2, 1, 1),
+            Instr::rrr(If, 0, 2, 0),
+            Instr::rri(Add, 3, 0, 10),
+            Instr::new(Else),
+            Instr::rri(Seq, 4, 1, 2),
+            Instr::rrr(If, 0, 4, 0),
+            Instr::rri(Add, 3, 0, 20),
+            Instr::new(Else),
+            Instr::rri(Add, 3, 0, 30),
+            Instr::new(Endif),
+            Instr::new(Endif),
+            Instr::mem(Stg, 0, 1, 3, 0, 4),
+            Instr::new(Halt),
+        ];
+        let m = run(&p, &[]);
+        assert_eq!(&m.global[..4], &[30, 10, 20, 10]);
+        assert!((0..4).all(|l| m.counter(l) == 0));
+    }
+
+    #[test]
+    fn loop_with_per_lane_trip_counts() {
+        // s = 0; for (i = 0; i < tid + 1; i++) s += i;  out[tid] = s
+        let p = [
+            Instr::rrr(Tid, 1, 0, 0),  // 0
+            Instr::rri(Add, 2, 0, 0),  // 1 s
+            Instr::rri(Add, 3, 0, 0),  // 2 i
+            Instr::rri(If, 0, 0, 1),   // 3 ENTER loop level
+            Instr::rri(If, 0, 0, 1),   // 4 top: ENTER body level
+            Instr::rri(Add, 4, 1, 1),  // 5
+            Instr::rrr(Slt, 5, 3, 4),  // 6 i < tid + 1
+            Instr::rri(Brk, 0, 5, 2),  // 7
+            Instr::rrr(Add, 2, 2, 3),  // 8
+            Instr::new(Endif),         // 9
+            Instr::rri(Add, 3, 3, 1),  // 10
+            Instr::imm(Jany, 4),       // 11
+            Instr::new(Endif),         // 12
+            Instr::mem(Stg, 0, 1, 2, 0, 4),
+            Instr::new(Halt),
+        ];
+        let m = run(&p, &[]);
+        assert_eq!(&m.global[..4], &[0, 1, 3, 6]);
+    }
+
+    #[test]
+    fn barrier_rotates_warps_and_bounds_fault() {
+        // 8 threads, 2 warps: shared[tid] = tid; BAR; out[tid] = shared[7 - tid]
+        let p = [
+            Instr::imm(Creset, 8),
+            Instr::rrr(Tid, 1, 0, 0),
+            Instr::mem(Sts, 0, 1, 1, 0, 8),
+            Instr::imm(Bar, 2),
+            Instr::rri(Sub, 2, 0, 7),
+            Instr::rrr(Sub, 2, 0, 2),
+            Instr::rrr(Sub, 2, 2, 1),
+            Instr::mem(Lds, 3, 2, 0, 0, 8),
+            Instr::mem(Stg, 0, 1, 3, 0, 8),
+            Instr::imm(Bar, 2),
+            Instr::new(Halt),
+        ];
+        let m = run(&p, &[]);
+        assert_eq!(&m.global[..8], &[7, 6, 5, 4, 3, 2, 1, 0]);
+
+        let p = [Instr::rrr(Tid, 1, 0, 0), Instr::mem(Ldg, 2, 1, 0, 0, 3), Instr::new(Halt)];
+        let words: Vec<u64> = p.iter().map(|i| i.encode()).collect();
+        let mut m = Simt::new(Simt4Config::default(), &words, &[]).unwrap();
+        assert_eq!(m.run(100), Some(Stop::Fault(Fault { kind: FaultKind::Bounds, pc: 1, lane: 3, warp: 0, index: 3 })));
+        let mut m = Simt::new(Simt4Config::default(), &[], &[]).unwrap();
+        assert_eq!(m.run(100), Some(Stop::Fault(Fault { kind: FaultKind::Illegal, pc: 0, lane: 0, warp: 0, index: 0 })));
+    }
+
+    #[test]
+    fn alu_edge_cases() {
+        let p = [
+            Instr::rri(Add, 1, 0, 0x8000_0000),
+            Instr::rri(Sra, 2, 1, 40),
+            Instr::rri(Shl, 3, 1, 32),
+            Instr::rri(Mulhi, 4, 1, 0xFFFF_FFFF), // INT_MIN * -1 = 2^31: high word 0
+            Instr::rri(Mulhu, 5, 1, 4),           // 2^31 * 4 >> 32 = 2
+            Instr::rri(Min, 6, 1, 1),
+            Instr::rri(Minu, 7, 1, 1),
+            Instr::rri(Cmov, 8, 0, 5),            // a = 0: keeps r8 = 0
+            Instr::rri(Cmov, 9, 1, 5),
+            Instr::rrr(Tid, 10, 0, 0),
+            Instr::mem(Stg, 0, 10, 2, 0, 4),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 3, 0, 8),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 4, 0, 12),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 5, 0, 16),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 6, 0, 20),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 7, 0, 24),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 8, 0, 28),
+            Instr::rri(Add, 10, 10, 4),
+            Instr::mem(Stg, 0, 10, 9, 0, 32),
+            Instr::new(Halt),
+        ];
+        let m = run(&p, &[]);
+        let g: Vec<u32> = (0..8).map(|k| m.global[k * 4]).collect();
+        assert_eq!(g, vec![0xFFFF_FFFF, 0, 0, 2, 0x8000_0000, 1, 0, 5]);
+    }
+}
