@@ -2,10 +2,19 @@
 //! CUDA subset.
 //!
 //! - [`isa`]: the instruction set, its encoding and semantics (the specification),
-//! - [`interp`]: the reference interpreter written from it.
+//! - [`interp`]: the reference interpreter written from it,
+//! - [`launch`]: a launch (grid, block, arguments; launch files) and the compiled image,
+//! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles),
+//! - [`cuda`]: the CUDA subset front end (lang-c parser, compiler to SIMT4 code),
+//! - [`opencl`]: the mechanical translation to OpenCL C for the independent oracle (POCL).
 
+pub mod circuit;
+pub mod cuda;
 pub mod interp;
 pub mod isa;
+pub mod launch;
+pub mod opencl;
 
 pub use interp::{Simt, Stop};
 pub use isa::{Fault, FaultKind, Instr, Opcode, Simt4Config};
+pub use launch::{ArgValue, ArrayPlace, KernelImage, LaunchSpec};

@@ -1,0 +1,1 @@
+//! The SIMT4 machine as an `isa-api` circuit (being written).

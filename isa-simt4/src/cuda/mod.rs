@@ -1,0 +1,1 @@
+//! The CUDA subset front end (being written).

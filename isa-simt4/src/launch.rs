@@ -1,0 +1,276 @@
+//! A kernel launch: grid and block sizes and the kernel's arguments (from a launch file or the command
+//! line), and the compiled image the machine loads.
+//!
+//! A launch file (TOML):
+//!
+//! ```toml
+//! kernel = "map.cu"          # optional: the kernel source, relative to this file
+//! grid = [1, 1]              # or a number: [x, 1]
+//! block = [4, 1]
+//! [args]                     # by the kernel's parameter names
+//! size = 4                   # a scalar
+//! a = [0, 1, 2, 3]           # an array (nested arrays: a 2-D array, stored row-major)
+//! out = "zeros(4)"           # an array of zeros; "zeros(2,2)" a 2-D one
+//! x = "@x.json"              # an array from a JSON file (relative to the launch file)
+//! ```
+//!
+//! On the command line the same: `--grid 3,1 --block 4 --arg size=4 --arg a=[0,1,2,3] --arg 'out=zeros(4)'
+//! --arg x=@x.json`.
+
+use crate::isa::Instr;
+use std::path::{Path, PathBuf};
+
+/// One argument's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgValue {
+    /// A scalar (`int`, `unsigned`, `bool`), as written (wrapped to 32 bits by the compiler).
+    Scalar(i64),
+    /// An array, flattened row-major, with its shape (`[n]` or `[rows, cols]`).
+    Array { data: Vec<i64>, shape: Vec<usize> },
+}
+
+/// Grid, block and arguments of one launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchSpec {
+    /// The kernel source named by a launch file, if it names one.
+    pub kernel: Option<PathBuf>,
+    /// Blocks in the grid, `[x, y]`.
+    pub grid: [u32; 2],
+    /// Threads in a block, `[x, y]`.
+    pub block: [u32; 2],
+    /// Arguments by parameter name, in the order given.
+    pub args: Vec<(String, ArgValue)>,
+}
+
+impl Default for LaunchSpec {
+    fn default() -> Self {
+        Self { kernel: None, grid: [1, 1], block: [1, 1], args: Vec::new() }
+    }
+}
+
+impl LaunchSpec {
+    /// The argument named `name`.
+    pub fn arg(&self, name: &str) -> Option<&ArgValue> {
+        self.args.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Read a launch file. Errors name the file and the key.
+    pub fn from_file(path: &Path) -> Result<LaunchSpec, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::from_toml(&text, dir).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parse a launch file's text; `@file` arguments and `kernel` are relative to `dir`.
+    pub fn from_toml(text: &str, dir: &Path) -> Result<LaunchSpec, String> {
+        let t: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
+        let mut spec = LaunchSpec::default();
+        for (k, v) in &t {
+            match k.as_str() {
+                "kernel" => spec.kernel = Some(dir.join(v.as_str().ok_or("kernel: a file name expected")?)),
+                "grid" => spec.grid = dims(v).map_err(|e| format!("grid: {e}"))?,
+                "block" => spec.block = dims(v).map_err(|e| format!("block: {e}"))?,
+                "args" => {
+                    let a = v.as_table().ok_or("args: a table expected")?;
+                    for (name, v) in a {
+                        let val = toml_arg(v, dir).map_err(|e| format!("args.{name}: {e}"))?;
+                        spec.args.push((name.clone(), val));
+                    }
+                }
+                other => return Err(format!("unknown key {other:?} (kernel, grid, block, args)")),
+            }
+        }
+        Ok(spec)
+    }
+
+    /// Parse `X` or `X,Y` (a `--grid`/`--block` value).
+    pub fn parse_dims(s: &str) -> Result<[u32; 2], String> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        let num = |p: &str| p.parse::<u32>().map_err(|_| format!("{s:?}: X or X,Y with positive whole numbers expected"));
+        let d = match parts.as_slice() {
+            [x] => [num(x)?, 1],
+            [x, y] => [num(x)?, num(y)?],
+            _ => return Err(format!("{s:?}: X or X,Y expected")),
+        };
+        if d.contains(&0) {
+            return Err(format!("{s:?}: sizes must be at least 1"));
+        }
+        Ok(d)
+    }
+
+    /// Parse one `--arg NAME=VALUE` (`VALUE`: a number, `[..]` JSON, `zeros(N[,M])`, `@file.json`).
+    pub fn parse_arg(s: &str, dir: &Path) -> Result<(String, ArgValue), String> {
+        let (name, value) = s.split_once('=').ok_or_else(|| format!("--arg {s:?}: NAME=VALUE expected"))?;
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("--arg {s:?}: {name:?} is not a parameter name"));
+        }
+        let v = text_arg(value.trim(), dir).map_err(|e| format!("--arg {name}: {e}"))?;
+        Ok((name.to_string(), v))
+    }
+}
+
+fn dims(v: &toml::Value) -> Result<[u32; 2], String> {
+    let one = |v: &toml::Value| match v.as_integer() {
+        Some(n) if (1..=65535).contains(&n) => Ok(n as u32),
+        _ => Err(format!("{v} is not a size from 1 to 65535")),
+    };
+    match v {
+        toml::Value::Integer(_) => Ok([one(v)?, 1]),
+        toml::Value::Array(a) if a.len() == 1 => Ok([one(&a[0])?, 1]),
+        toml::Value::Array(a) if a.len() == 2 => Ok([one(&a[0])?, one(&a[1])?]),
+        _ => Err("a number or [x, y] expected".into()),
+    }
+}
+
+fn toml_arg(v: &toml::Value, dir: &Path) -> Result<ArgValue, String> {
+    match v {
+        toml::Value::Integer(n) => Ok(ArgValue::Scalar(*n)),
+        toml::Value::Boolean(b) => Ok(ArgValue::Scalar(i64::from(*b))),
+        toml::Value::String(s) => text_arg(s, dir),
+        toml::Value::Array(_) => {
+            let j: serde_json::Value = serde_json::to_value(v).map_err(|e| e.to_string())?;
+            json_array(&j)
+        }
+        other => Err(format!("{other} is not a number, an array, \"zeros(N)\" or \"@file.json\"")),
+    }
+}
+
+fn text_arg(s: &str, dir: &Path) -> Result<ArgValue, String> {
+    if let Ok(n) = s.parse::<i64>() {
+        return Ok(ArgValue::Scalar(n));
+    }
+    match s {
+        "true" => return Ok(ArgValue::Scalar(1)),
+        "false" => return Ok(ArgValue::Scalar(0)),
+        _ => {}
+    }
+    if let Some(inner) = s.strip_prefix("zeros(").and_then(|r| r.strip_suffix(')')) {
+        let shape: Vec<usize> = inner
+            .split(',')
+            .map(|p| p.trim().parse::<usize>().ok().filter(|n| *n > 0))
+            .collect::<Option<_>>()
+            .filter(|v: &Vec<usize>| (1..=2).contains(&v.len()))
+            .ok_or_else(|| format!("{s:?}: zeros(N) or zeros(ROWS,COLS) expected"))?;
+        return Ok(ArgValue::Array { data: vec![0; shape.iter().product()], shape });
+    }
+    if let Some(f) = s.strip_prefix('@') {
+        let p = dir.join(f);
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        return json_array(&j).map_err(|e| format!("{}: {e}", p.display()));
+    }
+    if s.starts_with('[') {
+        let j: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("{s:?}: {e}"))?;
+        return json_array(&j);
+    }
+    Err(format!("{s:?} is not a number, a JSON array, zeros(N) or @file.json"))
+}
+
+/// A JSON array of integers (or of equal-length arrays of integers: 2-D).
+pub fn json_array(j: &serde_json::Value) -> Result<ArgValue, String> {
+    let int = |v: &serde_json::Value| v.as_i64().filter(|n| (-(1i64 << 31)..(1i64 << 32)).contains(n)).ok_or_else(|| format!("{v} is not a 32-bit integer"));
+    let a = j.as_array().ok_or("an array expected")?;
+    if a.is_empty() {
+        return Err("an empty array".into());
+    }
+    if a[0].is_array() {
+        let rows: Vec<&Vec<serde_json::Value>> = a.iter().map(|r| r.as_array().ok_or("rows of a 2-D array must all be arrays")).collect::<Result<_, _>>()?;
+        let cols = rows[0].len();
+        if cols == 0 || rows.iter().any(|r| r.len() != cols) {
+            return Err("the rows of a 2-D array must have one non-zero length".into());
+        }
+        let data = rows.iter().flat_map(|r| r.iter()).map(int).collect::<Result<_, _>>()?;
+        return Ok(ArgValue::Array { data, shape: vec![rows.len(), cols] });
+    }
+    let data: Vec<i64> = a.iter().map(int).collect::<Result<_, _>>()?;
+    let n = data.len();
+    Ok(ArgValue::Array { data, shape: vec![n] })
+}
+
+/// Where a compiled kernel put one array argument in global memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayPlace {
+    /// The parameter name.
+    pub name: String,
+    /// First word.
+    pub base: u32,
+    /// Words.
+    pub len: u32,
+    /// Its shape (for printing it back).
+    pub shape: Vec<usize>,
+    /// Read as unsigned (`unsigned *`) when printed.
+    pub unsigned: bool,
+}
+
+/// A compiled launch: what the machine loads and how to read its results back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelImage {
+    /// The kernel's name.
+    pub name: String,
+    /// The program, from row 0.
+    pub program: Vec<Instr>,
+    /// The source line of each instruction (1-based; 0: generated code without a line).
+    pub lines: Vec<u32>,
+    /// Global memory from word 0 (the arrays' initial contents).
+    pub global: Vec<u32>,
+    /// The array arguments.
+    pub arrays: Vec<ArrayPlace>,
+    /// Warps per block.
+    pub warps: u32,
+}
+
+impl KernelImage {
+    /// The program words.
+    pub fn words(&self) -> Vec<u64> {
+        self.program.iter().map(Instr::encode).collect()
+    }
+    /// The arrays' values in a global memory image, as JSON (`{"out": [..], ...}`; 2-D arrays nested).
+    pub fn arrays_json(&self, global: &[u32]) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for a in &self.arrays {
+            let vals: Vec<serde_json::Value> = (0..a.len)
+                .map(|k| {
+                    let w = global.get((a.base + k) as usize).copied().unwrap_or(0);
+                    if a.unsigned { serde_json::Value::from(w) } else { serde_json::Value::from(w as i32) }
+                })
+                .collect();
+            let v = if a.shape.len() == 2 {
+                serde_json::Value::Array(vals.chunks(a.shape[1].max(1)).map(|r| serde_json::Value::Array(r.to_vec())).collect())
+            } else {
+                serde_json::Value::Array(vals)
+            };
+            m.insert(a.name.clone(), v);
+        }
+        serde_json::Value::Object(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_file_and_command_line_agree() {
+        let t = "grid = [3, 1]\nblock = 4\n[args]\nsize = 9\na = [[1, 2], [3, 4]]\nout = \"zeros(9)\"\n";
+        let s = LaunchSpec::from_toml(t, Path::new(".")).unwrap();
+        assert_eq!(s.grid, [3, 1]);
+        assert_eq!(s.block, [4, 1]);
+        assert_eq!(s.arg("size"), Some(&ArgValue::Scalar(9)));
+        assert_eq!(s.arg("a"), Some(&ArgValue::Array { data: vec![1, 2, 3, 4], shape: vec![2, 2] }));
+        assert_eq!(LaunchSpec::parse_arg("out=zeros(9)", Path::new(".")).unwrap().1, *s.arg("out").unwrap());
+        assert_eq!(LaunchSpec::parse_arg("a=[[1,2],[3,4]]", Path::new(".")).unwrap().1, *s.arg("a").unwrap());
+        assert_eq!(LaunchSpec::parse_dims("3,1").unwrap(), [3, 1]);
+    }
+
+    #[test]
+    fn bad_launches_are_named() {
+        assert!(LaunchSpec::from_toml("grid = 0", Path::new(".")).unwrap_err().contains("grid"));
+        assert!(LaunchSpec::from_toml("blocks = 1", Path::new(".")).unwrap_err().contains("unknown key \"blocks\""));
+        assert!(LaunchSpec::from_toml("[args]\nx = [[1], [2, 3]]", Path::new(".")).unwrap_err().contains("args.x"));
+        assert!(LaunchSpec::parse_arg("x", Path::new(".")).unwrap_err().contains("NAME=VALUE"));
+        assert!(LaunchSpec::parse_arg("x=zeros(0)", Path::new(".")).unwrap_err().contains("zeros"));
+        assert!(LaunchSpec::parse_arg("x=@/nonexistent.json", Path::new(".")).unwrap_err().contains("nonexistent"));
+        assert!(LaunchSpec::parse_dims("2,x").is_err());
+    }
+}
