@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod bench_executors;
+mod cuda;
 mod display;
 mod generate;
 mod lockstep;
@@ -54,6 +55,10 @@ enum Command {
     /// or `python [CONFIG] SCRIPT` (default config: the built-in configs/rv32im.toml). The script is the
     /// firmware's standard input; its output is the console.
     Python(python::Args),
+    /// Run a CUDA-subset kernel on the woven SIMT4 GPU: `cuda kernel.cu --grid X[,Y] --block X[,Y] --arg
+    /// n=37 --arg 'out=zeros(40)'` (or a launch file `kernel.toml` beside it); prints the arrays as JSON.
+    /// `--check` replays the trace against the reference interpreter.
+    Cuda(cuda::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -70,6 +75,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchExecutors(a) => ok(bench_executors::run(a)),
         Command::Nes(a) => nes::run(a),
         Command::Python(a) => python::run(a),
+        Command::Cuda(a) => cuda::run(a),
     };
     match result {
         Ok(code) => code,

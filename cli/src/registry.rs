@@ -8,6 +8,7 @@ use isa_api::MachineFront;
 pub static MACHINES: &[&dyn MachineFront] = &[
     &isa_rv32im::front::Rv32Front,
     &isa_6502::front::Mos6502Front,
+    &isa_simt4::front::Simt4Front,
     &isa_api::examples::fronts::Acc8Front,
     &isa_api::examples::fronts::Io8Front,
     &isa_api::examples::fronts::Paint8Front,

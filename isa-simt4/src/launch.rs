@@ -83,6 +83,29 @@ impl LaunchSpec {
         Ok(spec)
     }
 
+    /// The launch as a launch file's text (arguments inline; `kernel` as given).
+    pub fn to_toml(&self) -> String {
+        let mut t = toml::Table::new();
+        if let Some(k) = &self.kernel {
+            t.insert("kernel".into(), toml::Value::String(k.display().to_string()));
+        }
+        let dims = |d: [u32; 2]| toml::Value::Array(d.iter().map(|v| toml::Value::Integer(i64::from(*v))).collect());
+        t.insert("grid".into(), dims(self.grid));
+        t.insert("block".into(), dims(self.block));
+        let mut args = toml::Table::new();
+        for (name, v) in &self.args {
+            let ints = |d: &[i64]| toml::Value::Array(d.iter().map(|x| toml::Value::Integer(*x)).collect());
+            let val = match v {
+                ArgValue::Scalar(n) => toml::Value::Integer(*n),
+                ArgValue::Array { data, shape } if shape.len() == 2 => toml::Value::Array(data.chunks(shape[1].max(1)).map(ints).collect()),
+                ArgValue::Array { data, .. } => ints(data),
+            };
+            args.insert(name.clone(), val);
+        }
+        t.insert("args".into(), toml::Value::Table(args));
+        toml::to_string(&t).unwrap_or_default()
+    }
+
     /// Parse `X` or `X,Y` (a `--grid`/`--block` value).
     pub fn parse_dims(s: &str) -> Result<[u32; 2], String> {
         let parts: Vec<&str> = s.split(',').map(str::trim).collect();
@@ -261,6 +284,8 @@ mod tests {
         assert_eq!(LaunchSpec::parse_arg("out=zeros(9)", Path::new(".")).unwrap().1, *s.arg("out").unwrap());
         assert_eq!(LaunchSpec::parse_arg("a=[[1,2],[3,4]]", Path::new(".")).unwrap().1, *s.arg("a").unwrap());
         assert_eq!(LaunchSpec::parse_dims("3,1").unwrap(), [3, 1]);
+        // A launch written back as a launch file reads as the same launch.
+        assert_eq!(LaunchSpec::from_toml(&s.to_toml(), Path::new(".")).unwrap(), s);
     }
 
     #[test]

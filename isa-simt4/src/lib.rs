@@ -6,10 +6,12 @@
 //! - [`launch`]: a launch (grid, block, arguments; launch files) and the compiled image,
 //! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles),
 //! - [`cuda`]: the CUDA subset front end (lang-c parser, compiler to SIMT4 code),
-//! - [`opencl`]: the mechanical translation to OpenCL C for the independent oracle (POCL).
+//! - [`opencl`]: the mechanical translation to OpenCL C for the independent oracle (POCL),
+//! - [`front`]: the machine's front for the binary (config keys, kernel loader, devices, trace lockstep).
 
 pub mod circuit;
 pub mod cuda;
+pub mod front;
 pub mod interp;
 pub mod isa;
 pub mod launch;

@@ -1,0 +1,154 @@
+//! `loom cuda KERNEL [--grid X[,Y]] [--block X[,Y]] [--arg NAME=VALUE ...]`: a CUDA-subset kernel on the woven
+//! SIMT4 GPU. The kernel (`X.cu`, with the launch file `X.toml` beside it as the default launch, or a launch
+//! file naming its kernel) is compiled for the launch, loaded with its arrays as tokens, and run in the
+//! network; the arrays are printed as JSON after the run. `--check` replays the trace against the reference
+//! evaluator (every generated token) and the reference interpreter (the whole machine state after every step).
+//! Nothing of the kernel runs on the host: blocks, warps and barriers are scheduled by the compiled program
+//! inside the machine.
+
+use crate::run::{open_config_or, run_program, weave_config};
+use anyhow::{Context, Result, bail};
+use backends::ExecutorKind;
+use isa_api::front::{Program, RunEnd};
+use isa_simt4::launch::LaunchSpec;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The kernel (`X.cu`; its launch defaults to `X.toml` beside it) or a launch file naming its kernel.
+    pub kernel: PathBuf,
+    /// Blocks in the grid: `X` or `X,Y` (overrides the launch file).
+    #[arg(long)]
+    pub grid: Option<String>,
+    /// Threads in a block: `X` or `X,Y` (overrides the launch file).
+    #[arg(long)]
+    pub block: Option<String>,
+    /// A kernel argument `NAME=VALUE`: a number, a JSON array (`[1,2]`, `[[1,2],[3,4]]`), `zeros(N)`,
+    /// `zeros(R,C)` or `@file.json` (overrides the launch file's argument of that name). Repeat per argument.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// A launch file (TOML: grid, block, [args]) instead of the one beside the kernel.
+    #[arg(long)]
+    pub launch: Option<PathBuf>,
+    /// Machine config (default: the built-in configs/simt4.toml, 4 lanes).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Also replay the trace against the reference evaluator and the reference interpreter; exit 1 if they
+    /// disagree.
+    #[arg(long)]
+    pub check: bool,
+    /// Write the trace (prompt, generated tokens) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Executor (default: the config's `[run] executor`).
+    #[arg(long)]
+    pub executor: Option<ExecutorKind>,
+    /// Stop after this many machine steps (default: the config's `max_steps`).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// The built-in config: 4 lanes.
+const SIMT4_CONFIG: &str = include_str!("../../configs/simt4.toml");
+
+/// The launch of `a`: the launch file (given, beside the kernel, or the kernel argument itself), then the
+/// command line's grid, block and arguments over it. Returns the program the machine loads: a launch file
+/// named beside the kernel, whose `kernel` is the kernel's file name.
+pub fn launch_program(a: &Args) -> Result<Program> {
+    let is_launch = a.kernel.extension().is_some_and(|e| e == "toml");
+    let (kernel, base) = if is_launch {
+        let spec = LaunchSpec::from_file(&a.kernel).map_err(|e| anyhow::anyhow!(e))?;
+        let k = spec.kernel.clone().unwrap_or_else(|| a.kernel.with_extension("cu"));
+        (k, Some(spec))
+    } else {
+        let beside = a.kernel.with_extension("toml");
+        let file = a.launch.clone().or_else(|| beside.is_file().then_some(beside));
+        (a.kernel.clone(), file.map(|f| LaunchSpec::from_file(&f).map_err(|e| anyhow::anyhow!(e))).transpose()?)
+    };
+    if !kernel.is_file() {
+        bail!("{}: no such kernel file", kernel.display());
+    }
+    let no_flags = a.grid.is_none() && a.block.is_none() && a.args.is_empty();
+    if base.is_none() && no_flags {
+        bail!("{}: no launch: give --grid, --block and --arg NAME=VALUE per parameter, --launch FILE, or write {} beside it", kernel.display(), kernel.with_extension("toml").display());
+    }
+    let mut spec = base.unwrap_or_default();
+    if let Some(g) = &a.grid {
+        spec.grid = LaunchSpec::parse_dims(g).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
+    }
+    if let Some(b) = &a.block {
+        spec.block = LaunchSpec::parse_dims(b).map_err(|e| anyhow::anyhow!("--block {e}"))?;
+    }
+    for s in &a.args {
+        let (name, v) = LaunchSpec::parse_arg(s, Path::new(".")).map_err(|e| anyhow::anyhow!(e))?;
+        match spec.args.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = v,
+            None => spec.args.push((name, v)),
+        }
+    }
+    let file_name = kernel.file_name().context("the kernel path names no file")?;
+    spec.kernel = Some(PathBuf::from(file_name));
+    let name = kernel.with_file_name(format!("{}.launch.toml", file_name.to_string_lossy()));
+    Ok(Program { name: name.display().to_string(), bytes: spec.to_toml().into_bytes(), expected_console: None })
+}
+
+/// `loom cuda`; returns the exit status (0, 134 on a machine fault, 1 when `--check` disagrees).
+pub fn run(a: Args) -> Result<ExitCode> {
+    let program = launch_program(&a)?;
+    let (cfg, machine) = open_config_or(a.config.as_deref(), SIMT4_CONFIG, "configs/simt4.toml (built in)")?;
+    if machine.describe()?.name != "simt4" {
+        bail!("{}: loom cuda runs kernels on the simt4 machine; this config's machine is not simt4", cfg.origin);
+    }
+    // Compile first: a kernel error is reported before any weaving.
+    let image = machine.load(&program)?;
+    let progress = !a.no_progress;
+    let l = weave_config(&cfg, machine, a.executor, progress)?;
+    let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    let r = run_program(&l, &image, max_steps, true, progress, "", Default::default())?;
+    if let Some(p) = &a.trace {
+        std::fs::write(p, serde_json::to_string(&r.out.trace)?).with_context(|| format!("writing {}", p.display()))?;
+    }
+    let summary = if r.end == RunEnd::StepLimit { format!("step limit ({max_steps} steps) reached") } else { r.finish.summary.clone() };
+    if progress {
+        eprintln!(
+            "[loom cuda: {summary}; {} instructions, {} steps, {} tokens in {:.1} s: {:.0} tokens/s ({} layers, {} executor, {})]",
+            r.instructions,
+            r.out.steps,
+            r.tokens(),
+            r.secs,
+            r.tokens() as f64 / r.secs,
+            l.report.layers,
+            l.executor.kind(),
+            l.machine.about()
+        );
+    } else if r.finish.status != 0 {
+        eprintln!("{summary}");
+    }
+    if a.check {
+        let desc = l.desc.clone().expect("a config run has its description");
+        let replay = isa_api::lockstep::replay(&desc, &image, &r.out.trace);
+        if let Some(m) = &replay.mismatch {
+            println!("check: MISMATCH with the reference evaluator at generated position {} (step {}): model {}, reference {}", m.position, m.step, m.model, m.reference);
+            return Ok(ExitCode::FAILURE);
+        }
+        match l.machine.check_trace(&program, &l.protocol, &r.out.trace) {
+            Some(Ok(c)) if c.console == r.console => {
+                println!("check: agree: {} generated positions equal to the reference evaluator; {}: {}, the same arrays", replay.positions, c.against, c.end);
+            }
+            Some(Ok(c)) => {
+                println!("check: the arrays differ: the network {}the interpreter {}", String::from_utf8_lossy(&r.console), String::from_utf8_lossy(&c.console));
+                return Ok(ExitCode::FAILURE);
+            }
+            Some(Err(e)) => {
+                println!("check: MISMATCH with the reference interpreter: {e}");
+                return Ok(ExitCode::FAILURE);
+            }
+            None => bail!("the simt4 front has no reference interpreter check"),
+        }
+    }
+    Ok(ExitCode::from(r.finish.status))
+}
