@@ -23,7 +23,6 @@ use common::{InterpError, examples_dir, first_difference, kernels_in, load, run_
 /// kernel does not run on POCL), why).
 const NOT_ON_POCL: &[(&str, &[&str], &str)] = &[
     ("divmod_table.cu", &[], "x / 0, x % 0 and INT_MIN / -1 by the machine's rules (C leaves them undefined; x86 traps)"),
-    ("hist_blocks.cu", &["first"], "`first` holds atomicAdd old values, which depend on the order of threads"),
 ];
 
 /// Kernels the corpus must hold at least.
