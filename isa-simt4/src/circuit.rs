@@ -5,8 +5,9 @@
 //! |---|---|---|
 //! | `PC` | register, 12 bits | instruction index |
 //! | `WARP` | register, max(1, log2 `warps`) bits | the running warp |
-//! | `BUSY` | register, 5 bits | micro-step: the lane a store or atomic is at (0 between instructions) |
+//! | `BUSY` | register, 6 bits | micro-step: the lane a store or atomic is at, or the step a division is at (0 between instructions) |
 //! | `STOP` | register, 1 bit | a fault was reported: the next step halts |
+//! | `DQ{l}`, `DR{l}` | registers, 32 bits, per lane `l` | division: dividend shifting out / quotient shifting in, partial remainder |
 //! | `PROG` | memory, 4096 x 64 | the program, one instruction word per row |
 //! | `SHARED` | memory, `shared_words` x 32 | shared memory |
 //! | `GLOBAL` | memory, `global_words` x 32 | global memory |
@@ -23,6 +24,16 @@
 //! `GLOBAL` take the store or atomic of lane `BUSY`; `WPC` the `BAR`'s saved PC. Stores and atomics are
 //! micro-coded over `BUSY = 0 .. lanes-1`.
 //!
+//! Divisions (`DIV DIVU REM REMU`) are micro-coded over `BUSY = 0 ..= 17` ([`crate::isa::DIV_STEPS`]) with
+//! the `PC` held, in every active lane at once: step 0 loads `DQ = |a|`, `DR = 0`; steps 1..=16 are radix-4
+//! restoring steps: `d = |b|` and `3d` (one weighted sum per sign of `b`) from the operand read again, three
+//! 34-bit compares of `t = DR * 4 + DQ >> 30` with `d`, `2d`, `3d` and four candidate remainders selected
+//! one-hot (as deep as the multiply; registers are ready at the start of the step); step 17 writes `rd` (the
+//! quotient or remainder, negated per the signs) through the lane's register write. A lane's division
+//! registers hold their value in every other step and in inactive lanes. (Keeping `|b|` and `3|b|` in
+//! registers too would make the steps shallower but costs step fields: every 8-bit register chunk is a step
+//! field of the trace protocol, which grows the vocabulary and the state heads.)
+//!
 //! Per lane one unsigned 64-bit product serves `MUL` (its low word), `MULHU` (its high word) and `MULHI` (the
 //! high word corrected for the signs), and one logical right shift by a 6-bit amount (the low 5 bits of `b`
 //! and "`b` >= 32") serves `SHR`, `SHL` (bit-reversed in and out) and `SRA` (inverted in and out when `a < 0`).
@@ -32,7 +43,7 @@
 //! state); the next step halts. The `HALT` instruction sets the circuit's halt bit in the step that executes
 //! it (that step changes nothing, as in the interpreter).
 
-use crate::isa::{COUNTER_REG, Opcode, PC_BITS, Simt4Config};
+use crate::isa::{BUSY_BITS, COUNTER_REG, DIV_ITERATIONS, Opcode, PC_BITS, Simt4Config};
 use isa_api::{CircuitBuilder, CmpKind, MachineDesc, MemoryDesc, NodeId, PortDesc, PortRole, ProgramLayout, RegisterDesc, ShiftKind};
 
 /// Register indices.
@@ -41,10 +52,18 @@ pub mod reg {
     pub const PC: u32 = 0;
     /// `WARP` (max(1, log2 warps) bits).
     pub const WARP: u32 = 1;
-    /// `BUSY` (5 bits): the micro-step register.
+    /// `BUSY` (6 bits, [`crate::isa::BUSY_BITS`]): the micro-step register.
     pub const BUSY: u32 = 2;
     /// `STOP` (1 bit): set by a fault step; the next step halts.
     pub const STOP: u32 = 3;
+    /// `DQ{l}` (32 bits): lane `l`'s dividend magnitude shifting out and quotient shifting in.
+    pub const fn div_q(l: u32) -> u32 {
+        4 + 2 * l
+    }
+    /// `DR{l}` (32 bits): lane `l`'s partial remainder.
+    pub const fn div_r(l: u32) -> u32 {
+        5 + 2 * l
+    }
 }
 
 /// Memory indices.
@@ -96,7 +115,83 @@ struct Lane {
     changed: NodeId,
 }
 
-/// The SIMT4 machine of shape `cfg`: registers `PC`, `WARP`, `BUSY`, `STOP` ([`reg`]), memories `PROG`,
+/// The SIMT4 register file description: `PC`, `WARP`, `BUSY`, `STOP`, then per lane `DQ`, `DR`.
+fn registers(cfg: &Simt4Config) -> Vec<RegisterDesc> {
+    let r = |name: String, width: u32| RegisterDesc { name, width };
+    let mut v = vec![r("PC".into(), PC_BITS), r("WARP".into(), warp_bits(cfg)), r("BUSY".into(), BUSY_BITS), r("STOP".into(), 1)];
+    for l in 0..cfg.lanes {
+        v.extend([r(format!("DQ{l}"), 32), r(format!("DR{l}"), 32)]);
+    }
+    v
+}
+
+/// One lane's division datapath ([`div_datapath`]).
+pub struct DivPath {
+    /// `|a|` (32 bits): `DQ` at step 0.
+    pub a_abs: NodeId,
+    /// `DQ` after an iteration step (32 bits).
+    pub q_iter: NodeId,
+    /// `DR` after an iteration step (32 bits).
+    pub r_iter: NodeId,
+}
+
+/// One lane's division datapath (see [`crate::isa`]): from the operands `a`, `bv` (32 bits), `sdiv` (1 bit: a
+/// signed op, operands taken as magnitudes) and the lane's `DQ`, `DR`, the step-0 value `|a|` and one radix-4
+/// iteration: `t = DR * 4 + DQ >> 30`, the digit `q` from `t >= d, 2d, 3d` with `d = |b|` (`3d` one weighted
+/// sum per sign of `b`), `DR' = t - q * d`, `DQ' = DQ << 2 | q`; the four candidate remainders are selected
+/// one-hot (the compares are monotone: `t >= 3d` implies `t >= 2d` implies `t >= d`).
+pub fn div_datapath(s: &mut CircuitBuilder, a: NodeId, bv: NodeId, sdiv: NodeId, dq: NodeId, dr: NodeId) -> DivPath {
+    let t = |node, shift, neg| isa_api::SumTerm { node, shift, neg };
+    let a_sign = s.bit(a, 31);
+    // step 0: magnitudes (signed ops: the absolute value), and 3 * |b| as one weighted sum per sign
+    let b_sign = s.bit(bv, 31);
+    let a_negm = s.and(sdiv, a_sign);
+    let b_negm = s.and(sdiv, b_sign);
+    let a_abs = {
+        let n = s.neg(a);
+        s.select(a_negm, n, a)
+    };
+    let b_abs = {
+        let n = s.neg(bv);
+        s.select(b_negm, n, bv)
+    };
+    let b3_abs = {
+        let p3 = s.sum(34, &[t(bv, 0, false), t(bv, 1, false)], 0);
+        let n3 = s.sum(34, &[t(bv, 0, true), t(bv, 1, true)], 3 << 32);
+        s.select(b_negm, n3, p3)
+    };
+    // steps 1..=16: t = DR * 4 + DQ >> 30; digit from t >= d, 2d, 3d; DR = t - digit * d
+    let tt = {
+        let top = s.slice(dq, 30, 2);
+        s.concat(&[top, dr])
+    };
+    let z1 = s.konst(1, 0);
+    let z2 = s.konst(2, 0);
+    let dd1 = s.concat(&[b_abs, z2]);
+    let dd2 = s.concat(&[z1, b_abs, z1]);
+    let c1 = s.cmp(CmpKind::Leu, dd1, tt);
+    let c2 = s.cmp(CmpKind::Leu, dd2, tt);
+    let c3 = s.cmp(CmpKind::Leu, b3_abs, tt);
+    let n1 = s.not(c1);
+    let n2 = s.not(c2);
+    let n3 = s.not(c3);
+    let s2 = s.and(c2, n3);
+    let s1 = s.and(c1, n2);
+    let r0 = s.slice(tt, 0, 32);
+    let r1 = s.sum(32, &[t(tt, 0, false), t(b_abs, 0, true)], 0);
+    let r2 = s.sum(32, &[t(tt, 0, false), t(b_abs, 1, true)], 0);
+    let r3 = s.sum(32, &[t(tt, 0, false), t(b3_abs, 0, true)], 0);
+    let r_iter = s.one_hot(32, &[(n1, r0), (s1, r1), (s2, r2), (c3, r3)]);
+    let q_iter = {
+        let d0 = s.or(c3, s1);
+        let low = s.slice(dq, 0, 30);
+        s.concat(&[d0, c2, low])
+    };
+    DivPath { a_abs, q_iter, r_iter }
+}
+
+/// The SIMT4 machine of shape `cfg`: registers `PC`, `WARP`, `BUSY`, `STOP` and the lanes' division registers
+/// `DQ{l}`, `DR{l}` ([`reg`]), memories `PROG`,
 /// `SHARED`, `GLOBAL`, `WPC`, `R0`.. ([`mem`]), output port `FAULT` ([`port`]); `BUSY` is the micro-step
 /// register. Errors: `cfg` is out of range ([`Simt4Config::validate`]).
 pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
@@ -113,7 +208,7 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
     let s = &mut b;
     let pc = s.reg(reg::PC, PC_BITS);
     let warp = s.reg(reg::WARP, wb);
-    let busy = s.reg(reg::BUSY, 5);
+    let busy = s.reg(reg::BUSY, BUSY_BITS);
     let stop = s.reg(reg::STOP, 1);
 
     // ---- fetch and decode ----
@@ -136,6 +231,20 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
     let ser = class(s, &|o| o.is_serial());
     let atom = class(s, &|o| matches!(o, Opcode::Atoms | Opcode::Atomg));
     let ctr = class(s, &|o| matches!(o, Opcode::If | Opcode::Else | Opcode::Endif | Opcode::Brk | Opcode::Creset));
+    let div = class(s, &|o| o.is_div());
+    let sdiv = class(s, &|o| o.is_signed_div());
+    let (o_div, o_rem) = (is(s, Opcode::Div), is(s, Opcode::Rem));
+    let o_q = class(s, &|o| matches!(o, Opcode::Div | Opcode::Divu));
+    let o_r = class(s, &|o| matches!(o, Opcode::Rem | Opcode::Remu));
+    // The division's micro-step: 0 loads the division registers, 1..=16 iterate, 17 writes rd.
+    let d_first = s.eq_const(busy, 0);
+    let d_last = s.eq_const(busy, u64::from(DIV_ITERATIONS + 1));
+    let d_mid = {
+        let either = s.or(d_first, d_last);
+        s.not(either)
+    };
+    let d_not_last = s.not(d_last);
+    let d_more = s.and(div, d_not_last);
     let o_jmp = is(s, Opcode::Jmp);
     let (o_jnone, o_jany, o_bar, o_halt) = (is(s, Opcode::Jnone), is(s, Opcode::Jany), is(s, Opcode::Bar), is(s, Opcode::Halt));
     let (o_lds, o_ldg, o_sts, o_stg, o_atoms, o_atomg) =
@@ -343,6 +452,45 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
         cases.push((uses_sh, sh));
         cases.push((uses_gl, gl));
         cases.push((ctr, c_new32));
+
+        // Division (micro-coded, see the module doc): this lane's registers and step.
+        let dq = s.reg(reg::div_q(l), 32);
+        let dr = s.reg(reg::div_r(l), 32);
+        let b_sign = s.bit(bv, 31);
+        let DivPath { a_abs, q_iter, r_iter } = div_datapath(s, a, bv, sdiv, dq, dr);
+        let en = s.and(div, act);
+        let e_first = s.and(en, d_first);
+        let e_mid = s.and(en, d_mid);
+        let keep = {
+            let ch = s.or(e_first, e_mid);
+            s.not(ch)
+        };
+        let dq_next = s.one_hot(32, &[(e_first, a_abs), (e_mid, q_iter), (keep, dq)]);
+        let dr_next = s.one_hot(32, &[(e_mid, r_iter), (keep, dr)]);
+        s.set_next(reg::div_q(l), dq_next);
+        s.set_next(reg::div_r(l), dr_next);
+        // step 17: rd = the quotient or remainder, negated per the signs (DIV: a, b of different signs and
+        // b != 0; REM: a < 0)
+        let b_nz = s.ne_const(bv, 0);
+        let q_negs = {
+            let x = s.xor(a_sign, b_sign);
+            s.all(&[o_div, x, b_nz])
+        };
+        let r_negs = s.and(o_rem, a_sign);
+        let q_pos = {
+            let nq = s.not(q_negs);
+            s.and(o_q, nq)
+        };
+        let r_pos = {
+            let nr = s.not(r_negs);
+            s.and(o_r, nr)
+        };
+        let dq_neg = s.neg(dq);
+        let dr_neg = s.neg(dr);
+        cases.push((q_negs, dq_neg));
+        cases.push((q_pos, dq));
+        cases.push((r_negs, dr_neg));
+        cases.push((r_pos, dr));
         let data = s.one_hot(32, &cases);
         // (the write's enable is set below, once the bounds fault of a load is known)
         ls.push(Lane { a, rb, act, inb, sh, gl, saddr, gaddr, bsel, data, changed });
@@ -408,7 +556,8 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
         let e_ld = s.and(ld_ok, x.act);
         let e_atom = s.all(&[atom, x.bsel, x.act, x.inb]);
         let e_ctr = s.and(ctr, changed);
-        let en = s.any(&[e_alu, e_ld, e_atom, e_ctr]);
+        let e_div = s.all(&[div, d_last, x.act]);
+        let en = s.any(&[e_alu, e_ld, e_atom, e_ctr, e_div]);
         s.mem_write(mem::lane(l as u32), row_w, data, en);
     }
 
@@ -444,11 +593,12 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
     let adv = {
         let mut v = vec![more];
         v.extend(&nterms);
-        s.all(&v)
+        let st = s.all(&v);
+        s.or(st, d_more)
     };
-    let one5 = s.konst(5, 1);
-    let busy1 = s.add(busy, one5);
-    let busy_next = s.one_hot(5, &[(adv, busy1), (fault, busy)]);
+    let one = s.konst(BUSY_BITS, 1);
+    let busy1 = s.add(busy, one);
+    let busy_next = s.one_hot(BUSY_BITS, &[(adv, busy1), (fault, busy)]);
     s.set_next(reg::BUSY, busy_next);
 
     // ---- BAR: WPC[w] = PC + 1, WARP = (w + 1) mod min(n, warps), PC = WPC[WARP] ----
@@ -494,14 +644,15 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
         let b2 = s.and(o_jany, any_act);
         s.any(&[o_jmp, a, b2])
     };
-    // hold: a fault, or a store's or atomic's micro-step before the last (exclusive with jumps and BAR)
+    // hold: a fault, or a store's, atomic's or division's micro-step before the last (exclusive with jumps
+    // and BAR)
     let hold = {
-        let mut v = vec![illegal, more];
+        let mut v = vec![illegal, more, d_more];
         v.extend(&terms);
         s.any(&v)
     };
     let plain = {
-        let mut v = vec![illegal, more, jt, bar_act];
+        let mut v = vec![illegal, more, d_more, jt, bar_act];
         v.extend(&terms);
         let special = s.any(&v);
         s.not(special)
@@ -510,13 +661,12 @@ pub fn simt4_machine(cfg: &Simt4Config) -> Result<MachineDesc, String> {
     s.set_next(reg::PC, pc_next);
 
     // ---- the description ----
-    let r = |name: &str, width: u32| RegisterDesc { name: name.into(), width };
     let m = |name: String, word_width: u32, addr_width: u32| MemoryDesc { name, word_width, addr_width };
     let mut mems = vec![m("PROG".into(), 64, PC_BITS), m("SHARED".into(), 32, sb), m("GLOBAL".into(), 32, gb), m("WPC".into(), PC_BITS, wb)];
     mems.extend((0..lanes).map(|l| m(format!("R{l}"), 32, rab)));
     let mut desc = MachineDesc::new(
         "simt4",
-        vec![r("PC", PC_BITS), r("WARP", wb), r("BUSY", 5), r("STOP", 1)],
+        registers(cfg),
         mems,
         vec![PortDesc::new("FAULT", 64).with_role(PortRole::Fault)],
         b.finish(),

@@ -1,13 +1,23 @@
 //! The reference interpreter, written from the specification in [`crate::isa`] (never from the circuit). It
 //! checks the circuit and the woven network step by step; it never drives them.
 
-use crate::isa::{COUNTER_REG, Fault, FaultKind, Instr, Opcode, PROGRAM_WORDS, REGS, Simt4Config};
+use crate::isa::{COUNTER_REG, DIV_ITERATIONS, DIV_STEPS, Fault, FaultKind, Instr, Opcode, PROGRAM_WORDS, REGS, Simt4Config};
 
 /// How a step ended the run, if it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
     Halt,
     Fault(Fault),
+}
+
+/// One lane's division registers (see [`crate::isa`]): `DQ` (the dividend shifting out, the quotient shifting
+/// in) and `DR` (the partial remainder).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DivRegs {
+    /// `DQ` (32 bits).
+    pub q: u32,
+    /// `DR` (32 bits).
+    pub r: u32,
 }
 
 /// The whole machine state.
@@ -25,6 +35,8 @@ pub struct Simt {
     pub global: Vec<u32>,
     /// Saved PCs of the warps (`BAR`).
     pub wpc: Vec<u32>,
+    /// The division registers of each lane ([`DivRegs`]), changed only by division micro-steps.
+    pub div: Vec<DivRegs>,
     /// Steps taken, instructions retired (a micro-coded instruction retires at its last step).
     pub steps: u64,
     pub instructions: u64,
@@ -56,6 +68,7 @@ impl Simt {
             shared: vec![0; cfg.shared_words as usize],
             global: g,
             wpc: vec![0; cfg.warps as usize],
+            div: vec![DivRegs::default(); cfg.lanes as usize],
             steps: 0,
             instructions: 0,
             stopped: None,
@@ -127,6 +140,45 @@ impl Simt {
                         _ => unreachable!("is_alu"),
                     };
                     self.set(l, i.rd, v);
+                }
+            }
+            o if o.is_div() => {
+                let k = self.busy;
+                let signed = o.is_signed_div();
+                let mag = |x: u32| if signed && (x as i32) < 0 { x.wrapping_neg() } else { x };
+                for l in 0..lanes {
+                    if !self.active(l) {
+                        continue;
+                    }
+                    let (a, b) = (self.r(l, i.rs1), b_of(self, l));
+                    let dr = &mut self.div[l as usize];
+                    if k == 0 {
+                        *dr = DivRegs { q: mag(a), r: 0 };
+                    } else if k <= DIV_ITERATIONS {
+                        let t = u64::from(dr.r) << 2 | u64::from(dr.q >> 30);
+                        let d = u64::from(mag(b));
+                        let q = if t >= 3 * d { 3 } else if t >= 2 * d { 2 } else if t >= d { 1 } else { 0 };
+                        dr.r = (t - q * d) as u32;
+                        dr.q = dr.q << 2 | q as u32;
+                    } else {
+                        let (dq, rr) = (dr.q, dr.r);
+                        let v = match o {
+                            Opcode::Divu => dq,
+                            Opcode::Remu => rr,
+                            Opcode::Div => {
+                                if ((a ^ b) as i32) < 0 && b != 0 { dq.wrapping_neg() } else { dq }
+                            }
+                            _ => if (a as i32) < 0 { rr.wrapping_neg() } else { rr },
+                        };
+                        self.set(l, i.rd, v);
+                    }
+                }
+                if k + 1 < DIV_STEPS {
+                    self.busy = k + 1;
+                    next_pc = self.pc;
+                    retire = false;
+                } else {
+                    self.busy = 0;
                 }
             }
             o if o.is_memory() => {
@@ -396,4 +448,157 @@ mod tests {
         let g: Vec<u32> = (0..8).map(|k| m.global[k * 4]).collect();
         assert_eq!(g, vec![0xFFFF_FFFF, 0, 0, 2, 0x8000_0000, 1, 0, 5]);
     }
+    /// The architectural result of a division op (the rules of [`crate::isa`]), from Rust's arithmetic.
+    fn want(op: Opcode, a: u32, b: u32) -> u32 {
+        let (sa, sb) = (a as i32, b as i32);
+        match op {
+            Div if b == 0 => u32::MAX,
+            Div => sa.wrapping_div(sb) as u32,
+            Rem if b == 0 => a,
+            Rem => sa.wrapping_rem(sb) as u32,
+            Divu => a.checked_div(b).unwrap_or(u32::MAX),
+            _ => a.checked_rem(b).unwrap_or(a),
+        }
+    }
+
+    const EDGE: [u32; 16] = [
+        0, 1, 2, 3, 7, 100, 0x7FFF_FFFF, 0x8000_0000, 0x8000_0001, 0xFFFF_FFFF, 0xFFFF_FFFE, 0xFFFF_FFF9,
+        0xFFFF_FF9C, 0x1234_5678, 0xDEAD_BEEF, 0x0001_0000,
+    ];
+
+    #[test]
+    fn division_edge_cases_register_and_immediate() {
+        // Lane l divides EDGE[4 * j + l] by every edge value b, as register and as immediate.
+        for op in [Div, Divu, Rem, Remu] {
+            for j in 0..4 {
+                for b in EDGE {
+                    let p = [
+                        Instr::rrr(Tid, 1, 0, 0),
+                        Instr::mem(Ldg, 2, 1, 0, 0, 4),
+                        Instr::rri(Add, 3, 0, b),
+                        Instr::rrr(op, 4, 2, 3),
+                        Instr::rri(op, 5, 2, b),
+                        Instr::rrr(op, 2, 2, 2), // rd = rs1 = rs2
+                        Instr::mem(Stg, 0, 1, 4, 4, 4),
+                        Instr::mem(Stg, 0, 1, 5, 8, 4),
+                        Instr::mem(Stg, 0, 1, 2, 12, 4),
+                        Instr::new(Halt),
+                    ];
+                    let g: Vec<u32> = EDGE[4 * j..4 * j + 4].to_vec();
+                    let m = run(&p, &g);
+                    for l in 0..4 {
+                        let a = g[l];
+                        assert_eq!(m.global[4 + l], want(op, a, b), "{op:?} {a:#x} / {b:#x} (register)");
+                        assert_eq!(m.global[8 + l], want(op, a, b), "{op:?} {a:#x} / {b:#x} (immediate)");
+                        assert_eq!(m.global[12 + l], want(op, a, a), "{op:?} {a:#x} / itself");
+                    }
+                    // 3 one-step instructions, 3 divisions, 3 stores, HALT
+                    assert_eq!(m.instructions, 10);
+                    assert_eq!(m.steps, 4 + 3 * u64::from(DIV_STEPS) + 3 * 4);
+                }
+            }
+        }
+        // the named rules
+        assert_eq!(want(Div, 0x8000_0000, u32::MAX), 0x8000_0000);
+        assert_eq!(want(Rem, 0x8000_0000, u32::MAX), 0);
+        assert_eq!(want(Div, (-7i32) as u32, 2), (-3i32) as u32);
+        assert_eq!(want(Rem, (-7i32) as u32, 2), (-1i32) as u32);
+        assert_eq!(want(Rem, 7, (-2i32) as u32), 1);
+        assert_eq!(want(Div, (-5i32) as u32, 0), u32::MAX);
+        assert_eq!(want(Rem, (-5i32) as u32, 0), (-5i32) as u32);
+    }
+
+    #[test]
+    fn division_random_operands() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = x as u32;
+            // small, or shifted down to any magnitude
+            if x >> 60 < 4 { v % 16 } else { v >> (x >> 32) % 32 }
+        };
+        for _ in 0..200 {
+            let (a, b): ([u32; 4], [u32; 4]) = ([next(), next(), next(), next()], [next(), next(), next(), next()]);
+            let mut g = a.to_vec();
+            g.extend(b);
+            for op in [Div, Divu, Rem, Remu] {
+                let p = [
+                    Instr::rrr(Tid, 1, 0, 0),
+                    Instr::mem(Ldg, 2, 1, 0, 0, 4),
+                    Instr::mem(Ldg, 3, 1, 0, 4, 4),
+                    Instr::rri(Sub, 6, 0, 0),
+                    Instr::rrr(op, 6, 2, 3),
+                    Instr::mem(Stg, 0, 1, 6, 8, 4),
+                    Instr::new(Halt),
+                ];
+                let m = run(&p, &g);
+                for l in 0..4 {
+                    assert_eq!(m.global[8 + l], want(op, a[l], b[l]), "{op:?} {:#x} / {:#x}", a[l], b[l]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn division_micro_steps_and_inactive_lanes() {
+        // Lanes 1 and 3 inactive: they keep rd and their division registers; BUSY counts 0..=17 with PC held.
+        let p = [
+            Instr::rrr(Tid, 1, 0, 0),
+            Instr::rri(Add, 4, 0, 77),
+            Instr::rri(And, 2, 1, 1),
+            Instr::rri(Seq, 2, 2, 0),
+            Instr::rrr(If, 0, 2, 0),
+            Instr::rri(Add, 3, 1, 100),
+            Instr::rri(Div, 4, 3, 7),
+            Instr::new(Endif),
+            Instr::new(Halt),
+        ];
+        let words: Vec<u64> = p.iter().map(|i| i.encode()).collect();
+        let mut m = Simt::new(Simt4Config::default(), &words, &[]).unwrap();
+        for _ in 0..6 {
+            assert_eq!(m.step(), None);
+        }
+        for k in 0..DIV_STEPS {
+            assert_eq!((m.pc, m.busy), (6, k));
+            let before = m.instructions;
+            assert_eq!(m.step(), None);
+            assert_eq!(m.instructions, before + u64::from(k + 1 == DIV_STEPS));
+            if k == 0 {
+                assert_eq!(m.div[0], DivRegs { q: 100, r: 0 });
+                assert_eq!(m.div[2], DivRegs { q: 102, r: 0 });
+            }
+        }
+        assert_eq!((m.pc, m.busy), (7, 0));
+        assert_eq!(m.div[0].q, 14);
+        assert_eq!(m.div[0].r, 2);
+        assert_eq!(m.div[1], DivRegs::default());
+        assert_eq!(m.div[3], DivRegs::default());
+        let rd: Vec<u32> = (0..4).map(|l| m.regs[l][4]).collect();
+        assert_eq!(rd, vec![14, 77, 14, 77]);
+        assert_eq!(m.run(100), Some(Stop::Halt));
+        assert_eq!(m.steps, 9 + u64::from(DIV_STEPS) - 1);
+    }
+
+    #[test]
+    fn division_of_large_unsigned_and_by_large_divisors() {
+        let p = [
+            Instr::rri(Add, 1, 0, 0xFFFF_FFFF),
+            Instr::rri(Divu, 2, 1, 0xFFFF_FFFE), // 1
+            Instr::rri(Remu, 3, 1, 0xFFFF_FFFE), // 1
+            Instr::rri(Divu, 4, 1, 0x8000_0000), // 1
+            Instr::rri(Remu, 5, 1, 0x8000_0000), // 0x7FFF_FFFF
+            Instr::rri(Divu, 6, 1, 3),           // 0x5555_5555
+            Instr::rri(Remu, 7, 1, 0),           // x % 0 = x
+            Instr::rri(Divu, 8, 1, 0),           // all ones
+            Instr::rri(Div, 9, 1, 0x8000_0000),  // -1 / INT_MIN = 0
+            Instr::rri(Rem, 10, 1, 0x8000_0000), // -1
+            Instr::new(Halt),
+        ];
+        let m = run(&p, &[]);
+        let r: Vec<u32> = (2..=10).map(|k| m.regs[2][k]).collect();
+        assert_eq!(r, vec![1, 1, 1, 0x7FFF_FFFF, 0x5555_5555, u32::MAX, u32::MAX, 0, u32::MAX]);
+    }
 }
+

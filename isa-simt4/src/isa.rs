@@ -7,7 +7,10 @@
 //! wider than the lanes runs as several *warps* (at most `warps`): warp `w` lane `l` is thread
 //! `tid = w * lanes + l` of the block. Per lane and warp: 32 registers of 32 bits (`r0` reads 0 and is never
 //! written by a program; `r31` is the lane's *activity counter*, see below). Uniform state: `PC` (12 bits,
-//! instruction index), `WARP` (the running warp), `BUSY` (the lane a micro-coded store or atomic is at).
+//! instruction index), `WARP` (the running warp), `BUSY` (6 bits: the micro-step of a micro-coded instruction,
+//! the lane a store or atomic is at or the step a division is at; 0 between instructions). Per lane (not per
+//! warp: a division completes within its warp's turn) two 32-bit division registers `DQ` and `DR`, see below;
+//! only division micro-steps read or change them.
 //! Memories: the program (4096 words of 64 bits), shared memory (`shared_words` words of 32 bits), global
 //! memory (`global_words` words of 32 bits), per-warp saved PCs (`WPC`). All memory is word-addressed.
 //!
@@ -45,10 +48,26 @@
 //!   unsigned 32-bit number; an amount >= 32 gives 0 for `SHL`/`SHR` and 32 copies of the sign bit for `SRA`,
 //!   as PTX's `shl`/`shr` clamp; C and OpenCL leave it undefined or take it mod 32, so portable kernels avoid
 //!   it), `SLT SLTU SEQ SNE` (1 or 0), `MIN MAX` (signed), `MINU MAXU`, `CMOV` (`rd = a != 0 ? b : rd`), `TID`
-//!   (`rd = w * lanes + l`, operands unused). Division and remainder are not instructions: the front end
-//!   compiles them to a fixed sequence (restoring division on magnitudes) with C's truncation toward zero,
-//!   `x / 0 = -1` (all ones) and `x % 0 = x` for signed and unsigned, `INT_MIN / -1 = INT_MIN`, `INT_MIN % -1 = 0`
-//!   (the RISC-V M rules; C leaves both undefined).
+//!   (`rd = w * lanes + l`, operands unused).
+//! - Division (micro-coded): `DIV DIVU REM REMU` write `rd = a / b` (`DIV` signed, `DIVU` unsigned) or
+//!   `rd = a % b` (`REM`, `REMU`) in active lanes, with C's truncation toward zero and the RISC-V M rules for
+//!   what C leaves undefined: `x / 0 = -1` (all ones) and `x % 0 = x` (signed and unsigned),
+//!   `INT_MIN / -1 = INT_MIN`, `INT_MIN % -1 = 0`. They run radix-4 restoring division on magnitudes over
+//!   [`DIV_STEPS`] = 18 micro-steps, `BUSY = 0 ..= 17`, the `PC` held until the last. Per active lane `l`, with
+//!   `|x|` = `x` for `DIVU`/`REMU` and the absolute value of `x` as a signed number for `DIV`/`REM` (so
+//!   `|INT_MIN| = 2^31`), and `d = |b|`:
+//!   - `BUSY = 0`: `DQ = |a|`, `DR = 0`.
+//!   - `BUSY = 1 ..= 16`: `t = DR * 4 + (DQ >> 30)` (exact, 34 bits); the digit `q` is the largest of 0..=3
+//!     with `q * d <= t` (`q = 3` when `d = 0`); `DR = t - q * d` (its low 32 bits), `DQ = (DQ << 2) | q`
+//!     (32 bits).
+//!   - `BUSY = 17` (the last): `rd` = for `DIVU` `DQ`, for `REMU` `DR`, for `DIV` `DQ` negated when `a` and
+//!     `b` differ in sign and `b != 0`, for `REM` `DR` negated when `a < 0`; the division registers keep
+//!     their values; `PC + 1`.
+//!
+//!   Every other micro-step writes only the active lanes' division registers and `BUSY = BUSY + 1`; `a` and `b`
+//!   are read at every step (no register changes in between). Inactive lanes change nothing (their
+//!   division registers keep their values). After the 16 steps `DQ` and `DR` are the quotient and remainder
+//!   of the magnitudes (with `d = 0`: `DQ` all ones, `DR = |a|`).
 //! - Memory ops address word `base + R[rs1]` where `base = imm & 0xFFFF` and the access is in bounds when
 //!   `R[rs1] < len = imm >> 16` (unsigned: a negative index is out of bounds). An active lane out of bounds
 //!   faults ([`FaultKind::Bounds`]) with its lane and `R[rs1]`; nothing of that instruction's lane happens.
@@ -83,6 +102,13 @@ pub const COUNTER_REG: u32 = 31;
 pub const PROGRAM_WORDS: u32 = 4096;
 /// Bits of `PC`.
 pub const PC_BITS: u32 = 12;
+/// Bits of `BUSY` (the micro-step: a store's lane, below 32, or a division's step, below [`DIV_STEPS`]).
+pub const BUSY_BITS: u32 = 6;
+/// Micro-steps of a division or remainder (`DIV`, `DIVU`, `REM`, `REMU`): one loads the division registers,
+/// [`DIV_ITERATIONS`] find two quotient bits each, one writes `rd`.
+pub const DIV_STEPS: u32 = 18;
+/// Radix-4 iteration steps of a division (`BUSY = 1 ..= DIV_ITERATIONS`).
+pub const DIV_ITERATIONS: u32 = 16;
 
 /// Opcodes (bits 0..6 of an instruction word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -109,12 +135,16 @@ pub enum Opcode {
     Maxu = 19,
     Cmov = 20,
     Tid = 21,
+    Div = 22,
+    Divu = 23,
     Lds = 24,
     Ldg = 25,
     Sts = 26,
     Stg = 27,
     Atoms = 28,
     Atomg = 29,
+    Rem = 30,
+    Remu = 31,
     Jmp = 32,
     Jnone = 33,
     Jany = 34,
@@ -129,7 +159,7 @@ pub enum Opcode {
 
 impl Opcode {
     /// Every opcode, in numeric order.
-    pub const ALL: [Opcode; 37] = [
+    pub const ALL: [Opcode; 41] = [
         Opcode::Add,
         Opcode::Sub,
         Opcode::Mul,
@@ -151,12 +181,16 @@ impl Opcode {
         Opcode::Maxu,
         Opcode::Cmov,
         Opcode::Tid,
+        Opcode::Div,
+        Opcode::Divu,
         Opcode::Lds,
         Opcode::Ldg,
         Opcode::Sts,
         Opcode::Stg,
         Opcode::Atoms,
         Opcode::Atomg,
+        Opcode::Rem,
+        Opcode::Remu,
         Opcode::Jmp,
         Opcode::Jnone,
         Opcode::Jany,
@@ -179,9 +213,18 @@ impl Opcode {
         format!("{self:?}").to_lowercase()
     }
 
-    /// ALU ops: write `rd` in active lanes.
+    /// ALU ops: write `rd` in active lanes, one step (the divisions are not among them: [`Self::is_div`]).
     pub fn is_alu(self) -> bool {
         (self as u8) <= Opcode::Tid as u8
+    }
+    /// Division and remainder (`DIV`, `DIVU`, `REM`, `REMU`): micro-coded over [`DIV_STEPS`] steps, they write
+    /// `rd` in active lanes at the last.
+    pub fn is_div(self) -> bool {
+        matches!(self, Opcode::Div | Opcode::Divu | Opcode::Rem | Opcode::Remu)
+    }
+    /// Signed division and remainder (`DIV`, `REM`).
+    pub fn is_signed_div(self) -> bool {
+        matches!(self, Opcode::Div | Opcode::Rem)
     }
     /// Memory ops (loads, stores, atomics).
     pub fn is_memory(self) -> bool {
@@ -260,7 +303,7 @@ impl std::fmt::Display for Instr {
         let b = if self.imm_b { format!("{}", self.imm as i32) } else { format!("r{}", self.rs2) };
         match self.op {
             o if o == Opcode::Tid => write!(f, "{m} r{}", self.rd),
-            o if o.is_alu() => write!(f, "{m} r{}, r{}, {b}", self.rd, self.rs1),
+            o if o.is_alu() || o.is_div() => write!(f, "{m} r{}, r{}, {b}", self.rd, self.rs1),
             o if o.is_memory() => {
                 write!(f, "{m} r{}, [r{} + {} < {}], r{}", self.rd, self.rs1, self.imm & 0xFFFF, self.imm >> 16, self.rs2)
             }

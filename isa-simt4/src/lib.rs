@@ -17,6 +17,6 @@ pub mod isa;
 pub mod launch;
 pub mod opencl;
 
-pub use interp::{Simt, Stop};
+pub use interp::{DivRegs, Simt, Stop};
 pub use isa::{Fault, FaultKind, Instr, Opcode, Simt4Config};
 pub use launch::{ArgValue, ArrayPlace, KernelImage, LaunchSpec};

@@ -890,7 +890,7 @@ fn too_many_live_values_and_too_long_programs_are_errors() {
     let e = err(&src, "block = 4\n[args]\nout = \"zeros(40)\"\n");
     assert!(e.message.contains("registers"), "{e}");
     let mut body = String::new();
-    for i in 0..300 {
+    for i in 0..1500 {
         body.push_str(&format!(
             "  out[{}] = out[{}] / out[{}];\n",
             i % 4,

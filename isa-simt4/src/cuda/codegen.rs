@@ -237,6 +237,7 @@ impl<'a> Cg<'a> {
                     && last.is_some_and(|i| {
                         i.rd == r
                             && ((i.op.is_alu() && i.op != O::Cmov)
+                                || i.op.is_div()
                                 || matches!(i.op, O::Ldg | O::Lds))
                     })
                 {
@@ -1681,89 +1682,14 @@ impl<'a> Cg<'a> {
                 return Ok(r);
             }
         }
-        let xr = self.in_reg(x, sp)?;
-        let yr = self.in_reg(y, sp)?;
-        let (n, d) = (Self::reg_of(xr), Self::reg_of(yr));
-        if !s {
-            let (q, r) = self.udiv_loop(n, d, sp)?;
-            self.release(xr);
-            self.release(yr);
-            let (keep, drop) = if rem { (r, q) } else { (q, r) };
-            self.free_reg(drop);
-            return Ok(V::R(keep, t, true));
-        }
-        // Signed: magnitudes, unsigned division, signs back.
-        let sn = self.alloc(sp)?;
-        self.emit(Instr::rri(O::Sra, sn, n, 31));
-        let sd = self.alloc(sp)?;
-        self.emit(Instr::rri(O::Sra, sd, d, 31));
-        let an = self.alloc(sp)?;
-        self.emit(Instr::rrr(O::Xor, an, n, sn));
-        self.emit(Instr::rrr(O::Sub, an, an, sn));
-        let ad = self.alloc(sp)?;
-        self.emit(Instr::rrr(O::Xor, ad, d, sd));
-        self.emit(Instr::rrr(O::Sub, ad, ad, sd));
-        let (q, r) = self.udiv_loop(an, ad, sp)?;
-        self.free_reg(an);
-        self.free_reg(ad);
-        if rem {
-            self.free_reg(q);
-            self.free_reg(sd);
-            self.emit(Instr::rrr(O::Xor, r, r, sn));
-            self.emit(Instr::rrr(O::Sub, r, r, sn));
-            self.free_reg(sn);
-            self.release(xr);
-            self.release(yr);
-            Ok(V::R(r, t, true))
-        } else {
-            self.free_reg(r);
-            // m = (sn ^ sd) & -(d != 0); q = (q ^ m) - m
-            self.emit(Instr::rrr(O::Xor, sn, sn, sd));
-            self.emit(Instr::rri(O::Sne, sd, d, 0));
-            self.emit(Instr::rrr(O::Sub, sd, 0, sd));
-            self.emit(Instr::rrr(O::And, sn, sn, sd));
-            self.emit(Instr::rrr(O::Xor, q, q, sn));
-            self.emit(Instr::rrr(O::Sub, q, q, sn));
-            self.free_reg(sn);
-            self.free_reg(sd);
-            self.release(xr);
-            self.release(yr);
-            Ok(V::R(q, t, true))
-        }
-    }
-
-    /// Restoring division of 32-bit unsigned `n` by `d` (registers kept): a 32-iteration loop at its own
-    /// counter level (every active lane runs the same count). Returns (quotient, remainder) temporaries.
-    fn udiv_loop(&mut self, n: u8, d: u8, sp: &Span) -> R<(u8, u8)> {
-        let q = self.alloc(sp)?;
-        let r = self.alloc(sp)?;
-        let i = self.alloc(sp)?;
-        let t = self.alloc(sp)?;
-        let u = self.alloc(sp)?;
-        self.emit(Instr::rri(O::Add, q, n, 0));
-        self.emit(Instr::rri(O::Add, r, 0, 0));
-        self.emit(Instr::rri(O::Add, i, 0, 32));
-        self.enter_level(sp, Instr::rri(O::If, 0, 0, 1))?;
-        let top = self.pc();
-        self.emit(Instr::rri(O::Shr, t, q, 31)); // the dividend's next bit
-        self.emit(Instr::rri(O::Shr, u, r, 31)); // the remainder's carry out
-        self.emit(Instr::rri(O::Shl, r, r, 1));
-        self.emit(Instr::rrr(O::Or, r, r, t));
-        self.emit(Instr::rri(O::Shl, q, q, 1));
-        self.emit(Instr::rrr(O::Sltu, t, r, d));
-        self.emit(Instr::rri(O::Xor, t, t, 1));
-        self.emit(Instr::rrr(O::Or, t, t, u)); // r >= d (33 bits)
-        self.emit(Instr::rrr(O::Or, q, q, t));
-        self.emit(Instr::rrr(O::Sub, u, r, d));
-        self.emit(Instr::rrr(O::Cmov, r, t, u));
-        self.emit(Instr::rri(O::Sub, i, i, 1));
-        self.emit(Instr::rri(O::Brk, 0, i, 1));
-        self.emit(Instr::imm(O::Jany, top as u32));
-        self.leave_level();
-        self.free_reg(i);
-        self.free_reg(t);
-        self.free_reg(u);
-        Ok((q, r))
+        // The machine's micro-coded division (its rules for 0 and INT_MIN / -1 are the ones above).
+        let op = match (s, rem) {
+            (true, false) => O::Div,
+            (true, true) => O::Rem,
+            (false, false) => O::Divu,
+            (false, true) => O::Remu,
+        };
+        self.alu(op, x, y, t, sp)
     }
 
     /// `&&` and `||` with C's short circuit: the right side runs only in the lanes where the left side does

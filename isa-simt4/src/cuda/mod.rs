@@ -27,9 +27,9 @@
 //! Control flow uses the activity counters: `if` is `IF`/`ELSE`/`ENDIF` (with `JNONE` over a branch no lane
 //! takes, never over a `__syncthreads()`); a loop is a loop level and a body level per iteration, its test
 //! `BRK t, 2`, `break`/`continue`/`return` are `BRK r0, k` with `k` the levels they leave; device functions are
-//! inlined, in a level of their own when they return early. Division and remainder are a restoring-division
-//! loop on magnitudes (32 iterations) with the machine's rules for 0 and `INT_MIN / -1`; powers of two are
-//! shifts.
+//! inlined, in a level of their own when they return early. Division and remainder are the machine's
+//! micro-coded `DIV`/`DIVU`/`REM`/`REMU` (18 steps each; signed or unsigned by C's usual conversions); by a
+//! power of two they are shifts and masks, by 0, 1 and -1 constants or negations.
 //!
 //! # Differences from CUDA
 //!
