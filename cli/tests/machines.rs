@@ -87,8 +87,8 @@ fn io8_runs_through_every_verb_with_its_input_devices() {
 #[test]
 fn a_machine_outside_the_registry_is_named() {
     let dir = scratch("unregistered");
-    let cfg = dir.join("simt.toml");
-    std::fs::write(&cfg, "[machine]\nisa = \"simt4\"\n").unwrap();
+    let cfg = dir.join("z80.toml");
+    std::fs::write(&cfg, "[machine]\nisa = \"z80\"\n").unwrap();
     for verb in ["run", "lockstep", "bench-run", "weave"] {
         let mut c = loom();
         c.arg(verb).arg(&cfg);
@@ -98,7 +98,7 @@ fn a_machine_outside_the_registry_is_named() {
         let out = c.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{verb}: {stderr}");
-        assert!(stderr.contains("no machine \"simt4\" (machines: rv32im, 6502, acc8, io8, paint8)"), "{verb}: {stderr}");
+        assert!(stderr.contains("no machine \"z80\" (machines: rv32im, 6502, simt4, acc8, io8, paint8)"), "{verb}: {stderr}");
     }
 }
 

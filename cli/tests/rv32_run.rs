@@ -74,8 +74,8 @@ fn bad_inputs_are_named_before_weaving() {
     std::fs::write(&junk, b"not an elf").unwrap();
     let cfg = dir.join("dense.toml");
     std::fs::write(&cfg, "[machine]\nisa = \"rv32im\"\n[run]\nbackend = \"ndarray\"\n").unwrap();
-    let simt = dir.join("simt.toml");
-    std::fs::write(&simt, "[machine]\nisa = \"simt4\"\n").unwrap();
+    let unknown = dir.join("z80.toml");
+    std::fs::write(&unknown, "[machine]\nisa = \"z80\"\n").unwrap();
     let typo = dir.join("typo.toml");
     std::fs::write(&typo, "[machine]\nisa = \"rv32im\"\n[geometry]\nhiden = 4096\n").unwrap();
     let small = dir.join("small.toml");
@@ -84,7 +84,7 @@ fn bad_inputs_are_named_before_weaving() {
         (vec!["configs/rv32im.toml".as_ref(), junk.as_os_str()], "not an ELF file"),
         (vec!["configs/missing.toml".as_ref()], "configs/missing.toml"),
         (vec![cfg.as_os_str()], "backend"),
-        (vec![simt.as_os_str()], "simt4"),
+        (vec![unknown.as_os_str()], "no machine \"z80\""),
         (vec![typo.as_os_str()], "unknown field `hiden`"),
         (vec![small.as_os_str()], "hidden_size needs"),
         (vec![], "give a machine config"),
