@@ -51,7 +51,7 @@ fn an_out_of_bounds_access_faults_with_lane_index_and_line() {
     let (code, out, err) = run(&["cuda", k.to_str().unwrap(), "--block", "4", "--arg", "out=zeros(6)", "--arg", "n=3", "--no-progress"]);
     assert_eq!(code, Some(134), "{out}\n{err}");
     // Lanes 0..2 store in lane order; lane 3's index 6 is past out[6].
-    assert!(err.contains("lane 3 of warp 0 (thread 3): index 6 of out[6] at line 3"), "{err}");
+    assert!(err.contains(&format!("lane 3 of warp 0 (thread 3): index 6 of out[6] at {}:3 ", k.display())), "{err}");
     assert_eq!(out.trim(), "{\"out\":[0,0,0,0,1,2]}", "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }

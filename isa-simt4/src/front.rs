@@ -182,11 +182,11 @@ impl Machine for Simt4Machine {
     }
 }
 
-/// Where a fault happened, in the kernel's terms: `lane 2 of warp 1 (thread 6): index 9 out of bounds of
-/// out[8] at kernel.cu:12`.
+/// Where a fault happened, in the kernel's terms: `out-of-bounds access: lane 2 of warp 1 (thread 6): index 9
+/// of out[8] at kernel.cu:12 (instruction 17)`.
 pub fn describe_fault(f: &Fault, k: &KernelImage, lanes: u32) -> String {
     let line = k.lines.get(f.pc as usize).copied().unwrap_or(0);
-    let at = if line > 0 { format!(" at line {line}") } else { String::new() };
+    let at = if line > 0 { format!(" at {}:{line}", k.file) } else { String::new() };
     match f.kind {
         FaultKind::Bounds => {
             let arr = k.program.get(f.pc as usize).map(|i| {

@@ -231,6 +231,8 @@ pub struct ArrayPlace {
 pub struct KernelImage {
     /// The kernel's name.
     pub name: String,
+    /// The kernel's source file, as given to the compiler (for messages: `file:line`).
+    pub file: String,
     /// The program, from row 0.
     pub program: Vec<Instr>,
     /// The source line of each instruction (1-based; 0: generated code without a line).

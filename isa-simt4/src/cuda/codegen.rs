@@ -2415,6 +2415,7 @@ pub(crate) fn compile(
     }
     Ok(KernelImage {
         name: kname,
+        file: file.to_string(),
         program: cg.code,
         lines: cg.lines,
         global,
