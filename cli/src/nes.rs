@@ -34,9 +34,14 @@ pub struct Args {
     /// (default: the built-in demo, host-nes/demo/demo.nes).
     #[arg(num_args = 0..=2, value_name = "[CONFIG] [ROM]")]
     pub inputs: Vec<PathBuf>,
-    /// Frames to run.
-    #[arg(long, default_value_t = 120)]
-    pub frames: u64,
+    /// Frames to run (default 120; with --window, until the window is closed).
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// Show the frames in a window as they are made and read pad 1 from its keyboard (arrows; X = A, Z = B,
+    /// Right Shift = Select, Enter = Start); Escape or closing the window ends the run. Added to --input's
+    /// buttons; not with --cpu both (live keys cannot be replayed).
+    #[arg(long)]
+    pub window: bool,
     /// Write a PNG of every recorded frame into this directory (frame-00000.png, ...).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -131,9 +136,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         [c, r] => (Some(c.clone()), Some(r.clone())),
         _ => bail!("give at most a config and a ROM"),
     };
-    if a.frames == 0 {
+    if a.frames == Some(0) {
         bail!("--frames must be at least 1");
     }
+    if a.window && a.cpu == Cpu::Both {
+        bail!("--window reads the keyboard live, which --cpu both cannot replay on the second CPU; use --input FILE");
+    }
+    let frames = a.frames.unwrap_or(if a.window { u64::MAX } else { 120 });
     if a.every == 0 {
         bail!("--every must be at least 1");
     }
@@ -151,7 +160,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         None => InputSchedule::default(),
     };
     // Refuse existing outputs before any long work.
-    let recorder = Rc::new(RefCell::new(FileRecorder::new(spec(&a, true))?));
+    let live = host_nes::LiveButtons::default();
+    let recorder = Sinks { file: Rc::new(RefCell::new(FileRecorder::new(spec(&a, true))?)), window: open_window(&a, &rom_name, &live)? };
     if a.out.is_none() && a.gif.is_none() && a.wav.is_none() && !a.json {
         eprintln!("(no --out, --gif or --wav: the frames and the sound are not saved)");
     }
@@ -159,8 +169,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut runs = Vec::new();
     if matches!(a.cpu, Cpu::Reference | Cpu::Both) {
         // With --cpu both, the network's run writes the files.
-        let rec = if a.cpu == Cpu::Both { Rc::new(RefCell::new(FileRecorder::new(spec(&a, false))?)) } else { recorder.clone() };
-        runs.push(run_reference(&a, cart.clone(), &image, input.clone(), rec, progress)?);
+        let rec = if a.cpu == Cpu::Both { Sinks { file: Rc::new(RefCell::new(FileRecorder::new(spec(&a, false))?)), window: None } } else { recorder.clone() };
+        runs.push(run_reference(frames, cart.clone(), &image, input.clone(), &live, rec, progress)?);
     }
     if matches!(a.cpu, Cpu::Network | Cpu::Both) {
         let (cfg, machine) = crate::run::open_config_or(config.as_deref(), NES_CONFIG, "configs/nes.toml (built in)")?;
@@ -168,9 +178,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if desc.name != "mos6502-nes" {
             bail!("{}: loom nes runs the 6502's NES map (map = \"nes\"), this config's machine is {}", cfg.origin, desc.name);
         }
-        runs.push(run_network(&a, &cfg, machine, cart, &image, input, recorder.clone(), progress)?);
+        runs.push(run_network(&a, frames, &cfg, machine, cart, &image, input, &live, recorder.clone(), progress)?);
     }
-    recorder.borrow_mut().finish()?;
+    recorder.file.borrow_mut().finish()?;
     let mut status = runs.iter().map(|r| r.status).find(|&s| s != 0).unwrap_or(0);
     let mut identical = true;
     if let [r, n] = runs.as_slice() {
@@ -220,34 +230,96 @@ pub fn run(a: Args) -> Result<ExitCode> {
     Ok(ExitCode::from(status))
 }
 
-fn run_reference(a: &Args, cart: host_nes::Cartridge, image: &isa_6502::front::ProgramImage, input: InputSchedule, rec: Rc<RefCell<FileRecorder>>, progress: bool) -> Result<NesRun> {
+/// Where a run's frames and sound go: the files (and the hashes), and the window when there is one.
+#[derive(Clone)]
+struct Sinks {
+    file: Rc<RefCell<FileRecorder>>,
+    #[cfg(feature = "window")]
+    window: Option<Rc<RefCell<host_nes::window::WindowRecorder>>>,
+    #[cfg(not(feature = "window"))]
+    window: Option<std::convert::Infallible>,
+}
+
+impl Recorder for Sinks {
+    fn frame(&mut self, frame: &host_nes::Frame) {
+        self.file.frame(frame);
+        #[cfg(feature = "window")]
+        if let Some(w) = &mut self.window {
+            w.frame(frame);
+        }
+    }
+    fn samples(&mut self, samples: &[i16]) {
+        self.file.samples(samples);
+    }
+    fn stop(&self) -> bool {
+        #[cfg(feature = "window")]
+        if let Some(w) = &self.window {
+            return w.stop();
+        }
+        false
+    }
+}
+
+/// The window of `--window`, its keys going to `live`.
+#[cfg(feature = "window")]
+fn open_window(a: &Args, rom_name: &str, live: &host_nes::LiveButtons) -> Result<Option<Rc<RefCell<host_nes::window::WindowRecorder>>>> {
+    if !a.window {
+        return Ok(None);
+    }
+    let title = format!("loom nes: {rom_name}");
+    let w = host_nes::window::WindowRecorder::open(&title, live.clone()).map_err(anyhow::Error::msg)?;
+    Ok(Some(Rc::new(RefCell::new(w))))
+}
+
+#[cfg(not(feature = "window"))]
+fn open_window(a: &Args, _rom_name: &str, _live: &host_nes::LiveButtons) -> Result<Option<std::convert::Infallible>> {
+    if a.window {
+        bail!("--window: this loom was built without the `window` feature");
+    }
+    Ok(None)
+}
+
+fn run_reference(
+    frames: u64,
+    cart: host_nes::Cartridge,
+    image: &isa_6502::front::ProgramImage,
+    input: InputSchedule,
+    live: &host_nes::LiveButtons,
+    rec: Sinks,
+    progress: bool,
+) -> Result<NesRun> {
     let pb = progress_bar(progress);
     let t0 = Instant::now();
-    let mut nes = host_nes::ReferenceNes::new(image, Board::new(cart, input));
+    let mut board = Board::new(cart, input);
+    board.set_live(live.clone());
+    let mut nes = host_nes::ReferenceNes::new(image, board);
     let mut r = rec.clone();
-    let mut summary = format!("{} frames", a.frames);
+    let mut summary = format!("{} frames", nes.board.frames_finished());
     let mut status = 0;
-    while nes.board.frames_finished() < a.frames {
+    while nes.board.frames_finished() < frames && !r.stop() {
         if let Err(f) = nes.step() {
             summary = format!("interpreter fault after {} instructions: {f}", nes.instructions);
             status = isa_api::front::EXIT_FAULT;
             break;
         }
-        let frames = nes.board.take_frames();
-        for f in &frames {
+        let finished = nes.board.take_frames();
+        for f in &finished {
             r.frame(f);
             let per = t0.elapsed().as_secs_f64() / (f.number + 1) as f64;
-            pb.set_message(format!("reference CPU: frame {} of {}, {per:.4} s/frame, {} instructions", f.number + 1, a.frames, nes.instructions));
+            pb.set_message(format!("reference CPU: frame {}{}, {per:.4} s/frame, {} instructions", f.number + 1, of(frames), nes.instructions));
             pb.tick();
         }
-        if !frames.is_empty() {
+        if !finished.is_empty() {
             r.samples(&nes.board.take_samples());
         }
     }
     r.samples(&nes.board.take_samples());
     pb.finish_and_clear();
+    if status == 0 {
+        summary = format!("{} frames", nes.board.frames_finished());
+    }
     let secs = t0.elapsed().as_secs_f64();
-    let rb = rec.borrow();
+    let rb = rec.file.borrow();
     if let Some(e) = &rb.error {
         bail!("{e}");
     }
@@ -268,12 +340,14 @@ fn run_reference(a: &Args, cart: host_nes::Cartridge, image: &isa_6502::front::P
 #[allow(clippy::too_many_arguments)]
 fn run_network(
     a: &Args,
+    frames: u64,
     cfg: &weaver::config::Config,
     machine: Box<dyn Machine>,
     cart: host_nes::Cartridge,
     image: &isa_6502::front::ProgramImage,
     input: InputSchedule,
-    rec: Rc<RefCell<FileRecorder>>,
+    live: &host_nes::LiveButtons,
+    rec: Sinks,
     progress: bool,
 ) -> Result<NesRun> {
     let l = weave_config(cfg, machine, a.executor, progress)?;
@@ -290,9 +364,11 @@ fn run_network(
         );
     }
     let opts = host_nes::nes_machine().options();
-    let devices = NetworkDevices::new(&opts, Board::new(cart, input), image.memory(), Some(a.frames), Box::new(rec.clone()));
+    let mut board = Board::new(cart, input);
+    board.set_live(live.clone());
+    let devices = NetworkDevices::new(&opts, board, image.memory(), Some(frames), Box::new(rec.clone()));
     let r = crate::run::run_with_devices(&l, &image.load_image(), Box::new(devices), l.max_steps, progress, "network CPU: ")?;
-    let rb = rec.borrow();
+    let rb = rec.file.borrow();
     if let Some(e) = &rb.error {
         bail!("{e}");
     }
@@ -308,4 +384,9 @@ fn run_network(
         summary: r.finish.summary.clone(),
         status: r.finish.status,
     })
+}
+
+/// " of N" for a progress line, nothing when the run has no frame limit.
+fn of(frames: u64) -> String {
+    if frames == u64::MAX { String::new() } else { format!(" of {frames}") }
 }

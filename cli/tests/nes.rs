@@ -79,3 +79,35 @@ fn bad_roms_and_input_files_are_named() {
     let (_, _, stderr) = run(&["nes", "configs/rv32im.toml", "--frames", "1"]);
     assert!(stderr.contains("loom nes runs the 6502's NES map"), "{stderr}");
 }
+
+/// `--window`: under a virtual X server (Debian's xvfb, which `.ci/run` installs) the demo runs in a window and
+/// still writes its frames; without a display, and with `--cpu both`, a clear error.
+#[test]
+fn the_window_shows_the_frames_or_says_why_not() {
+    let (code, _, stderr) = run(&["nes", "--window", "--cpu", "both", "--frames", "2"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("--window reads the keyboard live, which --cpu both cannot replay"), "{stderr}");
+    let out = loom().current_dir(repo()).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY").args(["nes", "--window", "--cpu", "reference", "--frames", "2"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("--window: cannot open a window"), "{stderr}");
+    if std::process::Command::new("xvfb-run").arg("--help").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "xvfb-run (Debian's xvfb) is missing under CI=true");
+        println!("SKIPPED: no xvfb-run for the window test");
+        return;
+    }
+    let dir = scratch("nes-window");
+    let frames = dir.join("frames");
+    let out = std::process::Command::new("xvfb-run")
+        .arg("-a")
+        .arg(env!("CARGO_BIN_EXE_loom"))
+        .args(["nes", "--window", "--cpu", "reference", "--frames", "12", "--no-progress", "--out"])
+        .arg(&frames)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("12 frames in"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&frames).unwrap().count(), 12);
+}

@@ -14,16 +14,15 @@
 //!   one-byte sample buffer, the output unit with its shift register and 7-bit counter, the direct load of
 //!   $4011; wrapping of the sample address from $FFFF to $8000;
 //! - the frame counter ($4017): 4-step and 5-step sequences at the NTSC step times, the IRQ inhibit flag, the
-//!   frame IRQ of the 4-step mode, the immediate quarter and half frame clock of a write with bit 7 set;
+//!   frame IRQ of the 4-step mode, the immediate quarter and half frame clock of a write with bit 7 set; a $4017
+//!   write sets the IRQ inhibit flag at once and the rest 3 or 4 CPU cycles after the write cycle (the wiki: 3
+//!   when the write falls on an APU cycle, else 4), as blargg's cpu_interrupts_v2 3-5 measure it;
 //! - $4015 writes (enables, clearing disabled length counters, DMC start and stop, DMC IRQ acknowledge) and
 //!   reads (status; clears the frame IRQ flag);
 //! - the nonlinear mixer, a box-filter downsampler to [`SAMPLE_RATE`] with an exact integer phase
 //!   accumulator, a first-order DC-blocking high-pass at 90 Hz, and scaling to `i16` that cannot clip.
 //!
 //! Simplifications:
-//! - a $4017 write resets the frame counter at once (the hardware waits 3 or 4 CPU cycles, depending on the
-//!   APU cycle parity, before the reset); the immediate quarter and half frame clock of bit 7 also happens at
-//!   the write;
 //! - the DMC's memory reader fetches the byte in the same CPU cycle in which the sample buffer becomes empty
 //!   and does not stall the CPU (the caller's `dmc_read` is simply called);
 //! - the noise and DMC timers are counted in CPU cycles with the wiki's CPU-cycle periods (the hardware
@@ -508,6 +507,8 @@ struct FrameCounter {
     five_step: bool,
     irq_inhibit: bool,
     irq_flag: bool,
+    /// A $4017 write not applied yet: CPU cycles left and the value.
+    pending: Option<(u8, u8)>,
 }
 
 /// Which frame clocks a frame counter step produces.
@@ -639,8 +640,7 @@ impl Apu {
 
     /// A CPU write to $4000-$4013, $4015 or $4017 (other addresses ignored). `value` is the byte written.
     /// Register meanings follow the NESdev wiki ("APU", "APU Pulse", "APU Triangle", "APU Noise", "APU DMC",
-    /// "APU Frame Counter"). A $4017 write takes effect at once (the hardware's 3-4 CPU cycle delay is not
-    /// modelled).
+    /// "APU Frame Counter"). A $4017 write resets the frame counter 3 or 4 CPU cycles after its write cycle.
     pub fn write(&mut self, addr: u16, value: u8) {
         match addr {
             0x4000..=0x4003 => self.pulse[0].write(addr, value),
@@ -656,18 +656,26 @@ impl Apu {
                 self.dmc.set_enabled(value & 0x10 != 0);
             }
             0x4017 => {
-                self.frame.five_step = value & 0x80 != 0;
                 self.frame.irq_inhibit = value & 0x40 != 0;
                 if self.frame.irq_inhibit {
                     self.frame.irq_flag = false;
                 }
-                self.frame.cycle = 0;
-                if self.frame.five_step {
-                    self.quarter_frame();
-                    self.half_frame();
-                }
+                // Applied 4 clocks from now when the write falls on an APU cycle, else 5 (`clock` applies it
+                // before the frame step of the clock where the count ends).
+                self.frame.pending = Some((if self.apu_cycle { 4 } else { 5 }, value));
             }
             _ => {}
+        }
+    }
+
+    /// The delayed part of a $4017 write: the mode, the reset of the sequence, and with bit 7 an immediate
+    /// quarter and half frame clock.
+    fn apply_4017(&mut self, value: u8) {
+        self.frame.five_step = value & 0x80 != 0;
+        self.frame.cycle = 0;
+        if self.frame.five_step {
+            self.quarter_frame();
+            self.half_frame();
         }
     }
 
@@ -706,6 +714,14 @@ impl Apu {
     /// remain. Every [`CPU_HZ`] / [`SAMPLE_RATE`] cycles (on average; exactly `floor(N * 44100 / 1789773)`
     /// samples after N calls) one output sample is appended.
     pub fn clock(&mut self, dmc_read: &mut dyn FnMut(u16) -> u8) {
+        if let Some((left, value)) = self.frame.pending {
+            if left <= 1 {
+                self.frame.pending = None;
+                self.apply_4017(value);
+            } else {
+                self.frame.pending = Some((left - 1, value));
+            }
+        }
         let clocks = self.frame.step();
         if clocks.quarter {
             self.quarter_frame();
@@ -843,7 +859,7 @@ mod tests {
     #[test]
     fn apu_length_counter_expires_after_half_frames() {
         let mut apu = Apu::new();
-        apu.write(0x4017, 0x40); // 4-step, IRQ inhibited, counter reset now
+        write_4017_now(&mut apu, 0x40); // 4-step, IRQ inhibited, counter reset now
         apu.write(0x4015, 0x01);
         apu.write(0x4000, 0x10); // no halt, constant volume 0
         apu.write(0x4003, 0 << 3); // length index 0 -> 10 half frames
@@ -880,21 +896,49 @@ mod tests {
         apu.write(0x400F, 3 << 3);
         assert_eq!(apu.read_status() & 0x0E, 0x0E);
         // $4017 with bit 7 clocks a half frame immediately.
-        apu.write(0x4017, 0xC0);
+        write_4017_now(&mut apu, 0xC0);
         assert_eq!(apu.noise.length.counter, 1);
         assert_eq!(apu.read_status() & 0x0E, 0x0E);
-        apu.write(0x4017, 0xC0);
+        write_4017_now(&mut apu, 0xC0);
         assert_eq!(apu.read_status() & 0x0E, 0x00);
         // Bit 7 clear: no immediate clock.
         apu.write(0x400F, 3 << 3);
-        apu.write(0x4017, 0x40);
+        write_4017_now(&mut apu, 0x40);
         assert_eq!(apu.noise.length.counter, 2);
         // 5-step mode: half frames at 14913 and 37281.
-        apu.write(0x4017, 0xC0); // -> 1, counter reset
+        write_4017_now(&mut apu, 0xC0); // -> 1, counter reset
         run(&mut apu, FRAME_STEP_2 - 1);
         assert_eq!(apu.noise.length.counter, 1);
         run(&mut apu, 1);
         assert_eq!(apu.noise.length.counter, 0);
+    }
+
+    /// A $4017 write with its delayed part applied at once (before the next clock), as a write 3-4 cycles
+    /// earlier would have it.
+    fn write_4017_now(apu: &mut Apu, value: u8) {
+        apu.write(0x4017, value);
+        let (_, v) = apu.frame.pending.take().expect("a $4017 write is pending");
+        apu.apply_4017(v);
+    }
+
+    #[test]
+    fn a_4017_write_resets_the_sequence_3_or_4_cycles_after_its_write_cycle() {
+        for (parity, after) in [(true, 3u32), (false, 4)] {
+            let mut apu = Apu::new();
+            let extra = u32::from(apu.apu_cycle != parity);
+            run(&mut apu, 100 + extra);
+            assert_eq!(apu.apu_cycle, parity);
+            apu.write(0x4017, 0x00);
+            // The write cycle itself, then `after` cycles: the clock after those starts the new sequence.
+            run(&mut apu, after);
+            assert_ne!(apu.frame.cycle, 1, "not reset yet");
+            run(&mut apu, 1);
+            assert_eq!(apu.frame.cycle, 1, "reset on the clock {} cycles after the write cycle", after);
+            run(&mut apu, FRAME_4STEP_IRQ - 2);
+            assert!(!apu.irq());
+            run(&mut apu, 1);
+            assert!(apu.irq());
+        }
     }
 
     #[test]
@@ -916,7 +960,7 @@ mod tests {
         run(&mut apu, 1);
         assert!(apu.irq());
         // Inhibit clears it and keeps it clear.
-        apu.write(0x4017, 0x40);
+        write_4017_now(&mut apu, 0x40);
         assert!(!apu.irq());
         run(&mut apu, 3 * FRAME_4STEP_PERIOD);
         assert!(!apu.irq());
@@ -926,7 +970,7 @@ mod tests {
     #[test]
     fn apu_frame_irq_never_in_five_step() {
         let mut apu = Apu::new();
-        apu.write(0x4017, 0x80);
+        write_4017_now(&mut apu, 0x80);
         run(&mut apu, 5 * FRAME_5STEP_PERIOD);
         assert!(!apu.irq());
         assert_eq!(apu.read_status() & 0x40, 0);
@@ -999,7 +1043,7 @@ mod tests {
     #[test]
     fn apu_triangle_linear_counter_stops_sequencer() {
         let mut apu = Apu::new();
-        apu.write(0x4017, 0x40);
+        write_4017_now(&mut apu, 0x40);
         apu.write(0x4015, 0x04);
         apu.write(0x4008, 0x02); // control clear, linear reload 2
         apu.write(0x400A, 10);
@@ -1026,7 +1070,7 @@ mod tests {
         assert_eq!(apu.pulse[0].sweep_target(), 0x7F);
         assert_eq!(apu.pulse[1].sweep_target(), 0x80);
         // One half frame (divider reloads at 0 -> period updated).
-        apu.write(0x4017, 0x80);
+        write_4017_now(&mut apu, 0x80);
         assert_eq!(apu.pulse[0].period, 0x7F);
         assert_eq!(apu.pulse[1].period, 0x80);
         // Target above $7FF mutes even with the sweep disabled.
@@ -1120,7 +1164,7 @@ mod tests {
             let mut out = Vec::new();
             for i in 0..200_000u32 {
                 if i == 100_000 {
-                    apu.write(0x4017, 0x80);
+                    write_4017_now(apu, 0x80);
                     apu.write(0x4002, 0x40);
                     apu.write(0x400E, 0x85);
                 }
@@ -1143,7 +1187,7 @@ mod tests {
     fn apu_dmc_irq_and_output_direction() {
         // 17 bytes of $FF at $C040: the level rises by 2 per 1 bit.
         let mut apu = Apu::new();
-        apu.write(0x4017, 0x40); // keep the frame IRQ out of the way
+        write_4017_now(&mut apu, 0x40); // keep the frame IRQ out of the way
         apu.write(0x4011, 0x10); // level 16
         apu.write(0x4010, 0x8F); // IRQ on, no loop, rate 54
         apu.write(0x4012, 0x01); // $C040
@@ -1184,7 +1228,7 @@ mod tests {
 
         // Zero bits: the level falls by 2 per bit, down to 0 or 1, and a looping sample never raises the IRQ.
         let mut apu = Apu::new();
-        apu.write(0x4017, 0x40);
+        write_4017_now(&mut apu, 0x40);
         apu.write(0x4011, 0x41); // 65
         apu.write(0x4010, 0xCF); // IRQ on, loop, rate 54
         apu.write(0x4012, 0x00);
@@ -1205,3 +1249,4 @@ mod tests {
         assert_eq!(apu.read_status() & 0x10, 0x10, "looping sample stays active");
     }
 }
+

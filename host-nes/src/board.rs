@@ -5,17 +5,17 @@
 //! **Timing.** The board runs its devices up to the CPU cycle of each IO access before performing it (three
 //! PPU dots and one APU cycle per CPU cycle), so a read of $2002 sees the PPU as it was on that cycle. The
 //! network announces the cycle of an IO read within its instruction on port `IO_READ`; a write happens on the
-//! instruction's last cycle. The CPU samples the PPU's NMI output once per CPU cycle (after the cycle's first
-//! dot); an edge sampled before the instruction's last cycle is taken after the instruction, a later one after
-//! the next (the wiki's "CPU interrupts": the poll at the end of the second-to-last cycle). These choices make
-//! blargg's ppu_vbl_nmi and vbl_nmi_timing pass to the PPU clock. Interrupt lines change only at instruction
-//! boundaries, where both CPUs take them: the NMI input is raised for one instruction after an edge (the CPU
-//! takes its rising edge), the IRQ input follows the APU's IRQ output. Both CPU drivers use exactly this model, so the same
-//! program gives the same frames and samples on both.
+//! instruction's last cycle. The board samples the PPU's NMI output once per CPU cycle (after the cycle's first
+//! dot) and the APU's IRQ output after each CPU cycle. At each instruction boundary it reports them as
+//! [`Lines`]: a new NMI edge with its age in cycles, the IRQ level on the last two cycles but one; the CPU
+//! decides what its poll saw (the wiki's "CPU interrupts": the poll at the end of the second-to-last cycle, a
+//! cycle earlier for a taken branch on its page, none in BRK and the interrupt sequences, which an early NMI
+//! hijacks). These choices make blargg's ppu_vbl_nmi, vbl_nmi_timing and cpu_interrupts_v2 pass to the clock.
+//! Both CPU drivers use exactly this model, so the same program gives the same frames and samples on both.
 
 use crate::apu::Apu;
 use crate::cartridge::Cartridge;
-use crate::input::{InputSchedule, Pad};
+use crate::input::{InputSchedule, LiveButtons, Pad};
 use crate::ppu::Ppu;
 
 /// A finished picture.
@@ -27,14 +27,7 @@ pub struct Frame {
     pub pixels: Vec<u8>,
 }
 
-/// The interrupt inputs of the CPU for its next instruction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Lines {
-    /// The NMI input (the CPU takes its rising edge).
-    pub nmi: bool,
-    /// The IRQ input (a level).
-    pub irq: bool,
-}
+pub use isa_6502::Lines;
 
 /// The NES board outside the CPU.
 pub struct Board {
@@ -43,12 +36,14 @@ pub struct Board {
     pub pads: [Pad; 2],
     pub cart: Cartridge,
     input: InputSchedule,
+    live: LiveButtons,
     /// CPU cycles the devices have run.
     cycle: u64,
     nmi_output: bool,
-    /// The CPU cycle of a rising edge of the PPU's NMI output not yet passed to the CPU.
+    /// The CPU cycle of a rising edge of the PPU's NMI output not yet reported to the CPU.
     nmi_edge: Option<u64>,
-    nmi_input: bool,
+    /// The APU's IRQ output after each of the last eight CPU cycles (bit 0: the latest).
+    irq_history: u8,
     frames: Vec<Frame>,
     finished: u64,
 }
@@ -63,10 +58,11 @@ impl Board {
             pads: [Pad::default(), Pad::default()],
             cart,
             input,
+            live: LiveButtons::default(),
             cycle: 0,
             nmi_output: false,
             nmi_edge: None,
-            nmi_input: false,
+            irq_history: 0,
             frames: Vec::new(),
             finished: 0,
         };
@@ -74,9 +70,14 @@ impl Board {
         b
     }
 
+    /// Buttons held live on pad 1 (a window's keyboard), added to the schedule's from the next frame on.
+    pub fn set_live(&mut self, live: LiveButtons) {
+        self.live = live;
+    }
+
     fn set_buttons(&mut self) {
         let (p1, p2) = self.input.at(self.finished);
-        self.pads[0].buttons = p1;
+        self.pads[0].buttons = p1 | self.live.get();
         self.pads[1].buttons = p2;
     }
 
@@ -114,6 +115,7 @@ impl Board {
                     self.set_buttons();
                 }
             }
+            self.irq_history = (self.irq_history << 1) | u8::from(self.apu.irq());
             self.cycle += 1;
         }
     }
@@ -154,20 +156,21 @@ impl Board {
         }
     }
 
-    /// Run to `cycle`, the end of an instruction, and give the interrupt inputs for the next one: NMI high for
-    /// one instruction after each rising edge of the PPU's NMI output (low for one instruction first when it
-    /// was still high), IRQ the APU's level. An edge during the instruction's last cycle is too late for the
-    /// CPU's interrupt poll (the wiki's "CPU interrupts": the poll is at the end of the second-to-last cycle),
-    /// so it waits for the next instruction's end.
+    /// Run to `cycle`, an instruction boundary, and report the interrupt lines to the CPU: a rising edge of the
+    /// PPU's NMI output not reported before, with its age (sampled in the boundary's last cycle: 1; 4 and more
+    /// are one class), and the APU's IRQ output as the CPU's two poll points see it: bit 0 the output after the
+    /// third cycle from the end (it reaches the CPU's level detector in the next cycle, whose end is the
+    /// instruction's poll), bit 1 a cycle earlier. blargg's cpu_interrupts_v2 3-5 measure this to the cycle.
     pub fn boundary(&mut self, cycle: u64) -> Lines {
         self.run_to(cycle);
-        if self.nmi_input {
-            self.nmi_input = false;
-        } else if self.nmi_edge.is_some_and(|c| c + 2 <= cycle) {
-            self.nmi_edge = None;
-            self.nmi_input = true;
-        }
-        Lines { nmi: self.nmi_input, irq: self.apu.irq() }
+        let nmi_age = match self.nmi_edge {
+            Some(c) if c < cycle => {
+                self.nmi_edge = None;
+                (cycle - c).min(u64::from(Lines::NMI_AGE_MAX)) as u8
+            }
+            _ => 0,
+        };
+        Lines { nmi_age, irq: (self.irq_history >> 2) & 3 }
     }
 
     /// The frames finished since the last call.

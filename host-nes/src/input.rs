@@ -21,6 +21,22 @@
 
 use thiserror::Error;
 
+/// Buttons held live on pad 1 (a window's keyboard), shared between whoever reads the keys and the board, which
+/// ORs them into the schedule's buttons at each frame boundary.
+#[derive(Clone, Debug, Default)]
+pub struct LiveButtons(std::rc::Rc<std::cell::Cell<u8>>);
+
+impl LiveButtons {
+    /// The buttons held now (see [`button`]).
+    pub fn get(&self) -> u8 {
+        self.0.get()
+    }
+    /// Hold `buttons` from the next frame on.
+    pub fn set(&self, buttons: u8) {
+        self.0.set(buttons);
+    }
+}
+
 /// A malformed input file: the line (1-based) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{origin}, line {line}: {what}")]

@@ -9,7 +9,8 @@
 //! - [`board`]: the devices clocked from the CPU's cycle count, its IO registers and interrupt lines;
 //! - [`network`]: the board as host devices of the woven NES-map machine (`--cpu network`);
 //! - [`reference`]: the board driven by the reference interpreter (`--cpu reference`), to check the network;
-//! - [`output`]: PNG frames, an animated GIF, WAV audio, frame and audio hashes.
+//! - [`output`]: PNG frames, an animated GIF, WAV audio, frame and audio hashes;
+//! - [`window`] (feature `window`, on by default): the frames in a window, pad 1 from its keyboard.
 
 pub mod apu;
 pub mod board;
@@ -19,10 +20,12 @@ pub mod network;
 pub mod output;
 pub mod ppu;
 pub mod reference;
+#[cfg(feature = "window")]
+pub mod window;
 
 pub use board::{Board, Frame, Lines};
 pub use cartridge::{Cartridge, CartridgeError, Mirroring};
-pub use input::InputSchedule;
+pub use input::{InputSchedule, LiveButtons};
 pub use network::{NetworkDevices, Recorder};
 pub use reference::ReferenceNes;
 

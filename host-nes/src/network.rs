@@ -15,6 +15,10 @@ pub trait Recorder {
     fn frame(&mut self, frame: &Frame);
     /// Audio samples (mono, signed 16-bit, [`crate::apu::SAMPLE_RATE`] Hz) in order.
     fn samples(&mut self, samples: &[i16]);
+    /// Whether the run should end now (a window closed); checked at instruction boundaries.
+    fn stop(&self) -> bool {
+        false
+    }
 }
 
 /// A recorder that keeps nothing.
@@ -115,8 +119,8 @@ impl Devices for NetworkDevices {
             v.push((input::IO_DATA, u64::from(a)));
         }
         if let Some(l) = self.lines.take() {
-            if l.nmi != self.injected.nmi {
-                v.push((input::NMI, u64::from(l.nmi)));
+            if l.nmi_age != self.injected.nmi_age {
+                v.push((input::NMI, u64::from(l.nmi_age)));
             }
             if l.irq != self.injected.irq {
                 v.push((input::IRQ, u64::from(l.irq)));
@@ -163,8 +167,12 @@ impl Devices for NetworkDevices {
             self.shadow[usize::from(a)] = v;
         }
         if busy == BUSY_DMA {
-            // The store to $4014 (this step) or a DMA step: the bytes come on OAM_DMA.
-            self.dma.get_or_insert((cyc, Vec::new()));
+            // The store to $4014 (this step) or a DMA step: the bytes come on OAM_DMA. After the store, the lines
+            // its poll sees: the first DMA step decides with them whether an interrupt follows the DMA.
+            if self.dma.is_none() {
+                self.dma = Some((cyc, Vec::new()));
+                self.lines = Some(self.board.boundary(cyc));
+            }
             return;
         }
         if let Some((start, bytes)) = self.dma.take() {
@@ -193,17 +201,18 @@ impl Devices for NetworkDevices {
         let done = self.board.frames_finished();
         let per = if done > 0 { format!(", {:.2} s/frame", self.started.elapsed().as_secs_f64() / done as f64) } else { String::new() };
         Some(match self.frames {
-            Some(n) => format!("frame {done} of {n}{per}"),
-            None => format!("frame {done}{per}"),
+            Some(n) if n != u64::MAX => format!("frame {done} of {n}{per}"),
+            _ => format!("frame {done}{per}"),
         })
     }
 
     fn done(&self) -> bool {
         self.at_boundary
-            && match self.frames {
-            Some(n) => self.board.frames_finished() >= n,
-            None => self.result.is_some(),
-        }
+            && (self.recorder.stop()
+                || match self.frames {
+                    Some(n) => self.board.frames_finished() >= n,
+                    None => self.result.is_some(),
+                })
     }
 
     fn finish(&mut self, end: RunEnd) -> Finish {
@@ -230,5 +239,8 @@ impl<R: Recorder> Recorder for std::rc::Rc<std::cell::RefCell<R>> {
     }
     fn samples(&mut self, samples: &[i16]) {
         self.borrow_mut().samples(samples);
+    }
+    fn stop(&self) -> bool {
+        self.borrow().stop()
     }
 }

@@ -3,7 +3,7 @@
 //! through $1FFF, the IO registers on the [`Board`], memory elsewhere (PRG RAM at $6000, the PRG ROM at
 //! $8000, read-only), so the two CPUs see the same machine.
 
-use crate::board::{Board, Lines};
+use crate::board::Board;
 use isa_6502::front::{CpuState, ProgramImage, nes_location};
 use isa_6502::{Bus, Cpu, Fault};
 
@@ -15,7 +15,6 @@ pub struct ReferenceNes {
     pub board: Board,
     /// Instructions (and interrupt sequences) run.
     pub instructions: u64,
-    lines: Lines,
 }
 
 struct RefBus<'a> {
@@ -53,14 +52,15 @@ impl ReferenceNes {
     /// The interpreter at `image`'s start state (after the reset sequence) with `board`.
     pub fn new(image: &ProgramImage, board: Board) -> Self {
         let start: CpuState = image.start;
-        let mut r = ReferenceNes { cpu: start.cpu(), memory: image.memory(), board, instructions: 0, lines: Lines::default() };
+        let mut r = ReferenceNes { cpu: start.cpu(), memory: image.memory(), board, instructions: 0 };
         // The network's boot step is a boundary at the start state's cycle: sample the lines there too.
-        r.lines = r.board.boundary(r.cpu.cycles);
+        let lines = r.board.boundary(r.cpu.cycles);
+        r.cpu.set_lines(lines);
         r
     }
 
     /// Run one instruction (or interrupt sequence), an OAM DMA it starts, and the board up to its end; the
-    /// interrupt lines for the next one are set from the board.
+    /// interrupt lines for the next one are set from the board (and, before a DMA, those its store's poll sees).
     pub fn step(&mut self) -> Result<(), Fault> {
         let mut bus = RefBus { memory: &mut self.memory, board: &mut self.board, cycle: self.cpu.cycles, dma_page: None };
         self.cpu.step(&mut bus)?;
@@ -69,16 +69,13 @@ impl ReferenceNes {
             let bytes: Vec<u8> = (0..=255u16)
                 .map(|k| nes_location((u16::from(page) << 8) | k).map_or(0, |a| self.memory[usize::from(a)]))
                 .collect();
-            self.board.run_to(self.cpu.cycles);
+            let lines = self.board.boundary(self.cpu.cycles);
+            self.cpu.set_lines(lines);
             self.board.oam_dma(&bytes);
-            self.cpu.cycles += 513 + (self.cpu.cycles & 1);
+            self.cpu.dma(isa_6502::oam_dma_cycles(self.cpu.cycles));
         }
         let lines = self.board.boundary(self.cpu.cycles);
-        if lines.nmi && !self.lines.nmi {
-            self.cpu.raise_nmi();
-        }
-        self.cpu.set_irq_line(lines.irq);
-        self.lines = lines;
+        self.cpu.set_lines(lines);
         self.instructions += 1;
         Ok(())
     }

@@ -115,7 +115,10 @@ fn vbl_nmi_timing() {
 
 #[test]
 fn cpu_interrupts_v2() {
-    suite("nes/cpu_interrupts_v2/rom_singles", &["1-cli_latency.nes"]);
+    suite(
+        "nes/cpu_interrupts_v2/rom_singles",
+        &["1-cli_latency.nes", "2-nmi_and_brk.nes", "3-nmi_and_irq.nes", "4-irq_and_dma.nes", "5-branch_delays_irq.nes"],
+    );
 }
 
 #[test]

@@ -14,14 +14,16 @@
 //! | `CYC` | register | 32 | CPU cycles since power-on (modulo 2^32): the NES host clocks its PPU and APU from it |
 //! | `BUSY` | register | 8 | micro-step: 0 after a step that retired an instruction or took an interrupt; 1 after the boot step; 255 = stopping (the next step halts) |
 //! | `RUN` | register | 1 | 0 until the boot step has loaded the initial registers from `INIT` |
-//! | `NMI_LEVEL` | register | 1 | the NMI input's level at the previous step (an NMI is its rising edge) |
+//! | `NMI_PEND` | register | 1 | an NMI edge came too late for the poll that could have seen it: the next poll services it |
 //! | `POLL_I` | register | 2 | bit 0: the last instruction was CLI, SEI or PLP; bit 1: I before it (the next interrupt poll sees that I) |
+//! | `POLL` | register | 3 | where the next boundary's poll looks ([`crate::Poll::code`]): 0 an instruction's second-to-last cycle, 1 a cycle earlier (a taken branch on its page), 2 none after BRK or an IRQ sequence (a recent NMI hijacks its vector), 3 none, 4 after an OAM DMA whose store's poll saw an interrupt |
 //! | `M0`..`M3` | memories, 16,384 x 8 | | the 64 KiB address space in four byte banks: bank k holds the bytes at `addr % 4 == k`, row `addr / 4` |
 //! | `INIT` | memory, 16 x 8 | | the state the boot step loads: PC lo, PC hi, A, X, Y, S, P, CYC (4 bytes, low first) |
 //! | `OUT` | port, 8, console | | a store to the console address (when configured) |
 //! | `EXIT` | port, 8, exit | | a store to the exit address (when configured): the exit status; the machine halts |
 //! | `FAULT` | port, 24, fault | | opcode (bits 0..8) and PC (bits 8..24) of a JAM or unstable opcode; the machine halts |
-//! | `NMI`, `IRQ` | inputs, 1 | | the interrupt lines the host drives |
+//! | `NMI` | input, 3 | | a new NMI edge's age in cycles before the boundary (0 none, 1-3, 4 = four or more): [`crate::Lines::nmi_age`] |
+//! | `IRQ` | input, 2 | | the IRQ level at the two poll points (bit 0: an instruction's, bit 1: a cycle earlier): [`crate::Lines::irq`] |
 //!
 //! # Why four banks
 //!
@@ -63,14 +65,15 @@ pub mod reg {
     pub const CYC: u32 = 6;
     pub const BUSY: u32 = 7;
     pub const RUN: u32 = 8;
-    pub const NMI_LEVEL: u32 = 9;
+    pub const NMI_PEND: u32 = 9;
     pub const POLL_I: u32 = 10;
+    pub const POLL: u32 = 11;
     /// NES map: the page an OAM DMA copies (the value stored to $4014).
-    pub const DMA_PAGE: u32 = 11;
+    pub const DMA_PAGE: u32 = 12;
     /// NES map: the next group of four bytes of the OAM DMA (0..64).
-    pub const DMA_ROW: u32 = 12;
-    /// NES map: the DMA began on an odd cycle (it takes 514 cycles, else 513).
-    pub const DMA_ODD: u32 = 13;
+    pub const DMA_ROW: u32 = 13;
+    /// NES map: the DMA takes 514 cycles (its store ended on an even cycle), else 513.
+    pub const DMA_LONG: u32 = 14;
 }
 
 /// Memory indices: the four byte banks, then `INIT`.
@@ -92,7 +95,7 @@ pub mod input {
 pub const BUSY_IO_WAIT: u64 = 2;
 
 /// `BUSY` during an OAM DMA (NES map): a store to $4014 starts it; 64 steps each read four bytes of the page
-/// and write them on port `OAM_DMA`; the last adds the 513 cycles (514 when it began on an odd cycle) and
+/// and write them on port `OAM_DMA`; the last adds the DMA's 513 or 514 cycles ([`crate::oam_dma_cycles`]) and
 /// retires the store.
 pub const BUSY_DMA: u64 = 3;
 
@@ -748,10 +751,11 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let cyc = g.s.reg(reg::CYC, 32);
     let busy = g.s.reg(reg::BUSY, 8);
     let run = g.s.reg(reg::RUN, 1);
-    let nmi_level = g.s.reg(reg::NMI_LEVEL, 1);
+    let nmi_pend = g.s.reg(reg::NMI_PEND, 1);
     let poll_i = g.s.reg(reg::POLL_I, 2);
-    let nmi_in = g.s.input(input::NMI, 1);
-    let irq_in = g.s.input(input::IRQ, 1);
+    let poll = g.s.reg(reg::POLL, 3);
+    let nmi_in = g.s.input(input::NMI, 3);
+    let irq_in = g.s.input(input::IRQ, 2);
     let flag_c = g.bit(p, 0);
     let flag_z = g.bit(p, 1);
     let flag_i = g.bit(p, 2);
@@ -761,32 +765,89 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     // ---- step kind: boot, stop, interrupt, instruction ----
     let booting = g.not1(run);
     let stopping = g.s.eq_const(busy, BUSY_STOPPING);
-    let nmi_edge = {
-        let c = g.s.concat(&[nmi_in, nmi_level]);
-        g.s.eq_const(c, 0b01)
-    };
     // NES map: an instruction waiting for an IO answer, or a DMA, finishes before any interrupt.
     let waiting = if opts.nes { g.s.eq_const(busy, BUSY_IO_WAIT) } else { zero };
     let dma = if opts.nes { g.s.eq_const(busy, BUSY_DMA) } else { zero };
-    // Take an interrupt: running, BUSY 0 or 1 (not stopping, waiting or in a DMA), and an NMI edge, or the IRQ
-    // line up, unmasked (I, or the I before a CLI/SEI/PLP) and no NMI edge. Each case is one equality over the
-    // raw bits (two layers in all), since the pointer read's address waits for it.
-    let take_int = {
-        let busy_hi = g.s.slice(busy, 1, 7);
-        let pv = g.bit(poll_i, 0);
-        let po = g.bit(poll_i, 1);
-        // bits: run, BUSY[1..8], NMI in, NMI level, IRQ in, POLL_I valid, POLL_I old I, I.
-        let c = g.s.concat(&[run, busy_hi, nmi_in, nmi_level, irq_in, pv, po, flag_i]);
-        let mut hits = Vec::new();
-        for tail in 0..64u64 {
-            let (nin, nlv, irq, valid, old, i) = (tail & 1, (tail >> 1) & 1, (tail >> 2) & 1, (tail >> 3) & 1, (tail >> 4) & 1, (tail >> 5) & 1);
-            let edge = nin == 1 && nlv == 0;
-            let masked = if valid == 1 { old == 1 } else { i == 1 };
-            if edge || (irq == 1 && !masked) {
-                hits.push(g.s.eq_const(c, 1 | (tail << 8)));
+    // The interrupt poll at a boundary (running, BUSY 0 or 1: not stopping, waiting or in a DMA), as the
+    // interpreter's `Cpu::step`: after an instruction, a pending NMI or a new edge old enough for where it
+    // polled (`POLL` 0: age 2, 1: age 3), else the IRQ level there, unmasked (I, or the I before a
+    // CLI/SEI/PLP); after BRK or an IRQ sequence (`POLL` 2), an NMI of age 4 or pending hijacks its vector;
+    // after an OAM DMA whose store saw an interrupt (`POLL` 4), NMI if any is pending, else IRQ. Each case is one
+    // equality over the raw bits (two layers in all), since the pointer read's address waits for it.
+    let busy_hi = g.s.slice(busy, 1, 7);
+    // Whether poll kind `k` services an NMI (None: it is not a poll that takes interrupts).
+    let nmi_seen = |k: u64, age: u64, pend: bool| -> Option<bool> {
+        match k {
+            0 => Some(pend || age >= 2),
+            1 => Some(pend || age >= 3),
+            4 => Some(pend || age >= 1),
+            _ => None,
+        }
+    };
+    let (nmi_seq, hijack) = {
+        // bits: run, BUSY[1..8], NMI age (3), NMI_PEND, POLL (3).
+        let c = g.s.concat(&[run, busy_hi, nmi_in, nmi_pend, poll]);
+        let (mut seq, mut hij) = (Vec::new(), Vec::new());
+        for tail in 0..128u64 {
+            let (age, pend, k) = (tail & 7, (tail >> 3) & 1 == 1, tail >> 4);
+            if age > u64::from(crate::Lines::NMI_AGE_MAX) {
+                continue;
+            }
+            if nmi_seen(k, age, pend) == Some(true) {
+                seq.push(g.s.eq_const(c, 1 | (tail << 8)));
+            }
+            if k == 2 && (pend || age >= u64::from(crate::Lines::NMI_AGE_MAX)) {
+                hij.push(g.s.eq_const(c, 1 | (tail << 8)));
             }
         }
-        g.s.any(&hits)
+        (seq, hij)
+    };
+    // IRQ cases (an NMI case may hold at once: `nmi_vector` then picks the NMI).
+    let irq_hits = |g: &mut Gates, head: &[NodeId]| -> Vec<NodeId> {
+        // bits: head, POLL (3), IRQ (2), POLL_I valid, POLL_I old I, I.
+        let pv = g.bit(poll_i, 0);
+        let po = g.bit(poll_i, 1);
+        let mut parts = head.to_vec();
+        parts.extend([poll, irq_in, pv, po, flag_i]);
+        let c = g.s.concat(&parts);
+        let shift: u32 = head.iter().map(|&h| g.s.width(h)).sum();
+        let low = if head.is_empty() { 0 } else { 1 };
+        let mut hits = Vec::new();
+        for tail in 0..256u64 {
+            let (k, irq, valid, old, i) = (tail & 7, (tail >> 3) & 3, (tail >> 5) & 1, (tail >> 6) & 1, (tail >> 7) & 1);
+            let masked = if valid == 1 { old == 1 } else { i == 1 };
+            let level = match k {
+                0 => irq & 1 == 1,
+                1 => irq & 2 == 2,
+                _ => false,
+            };
+            if level && !masked {
+                hits.push(g.s.eq_const(c, low | (tail << shift)));
+            }
+        }
+        hits
+    };
+    let irq_seq = {
+        let mut hits = irq_hits(g, &[run, busy_hi]);
+        // After a DMA whose store's poll saw an interrupt: serviced now, IRQ unless an NMI is pending.
+        let c = g.s.concat(&[run, busy_hi, poll]);
+        hits.push(g.s.eq_const(c, 1 | (4 << 8)));
+        hits
+    };
+    // An interrupt sequence (7 cycles, three pushes), NMI or IRQ.
+    let int_seq = {
+        let all: Vec<NodeId> = nmi_seq.iter().chain(&irq_seq).copied().collect();
+        g.s.any(&all)
+    };
+    // Any interrupt step: a sequence, or a hijack (PC from the NMI vector, nothing else).
+    let take_int = {
+        let all: Vec<NodeId> = nmi_seq.iter().chain(&irq_seq).chain(&hijack).copied().collect();
+        g.s.any(&all)
+    };
+    // The step fetches the NMI vector (an NMI sequence or a hijack).
+    let nmi_vector = {
+        let all: Vec<NodeId> = nmi_seq.iter().chain(&hijack).copied().collect();
+        g.s.any(&all)
     };
     let (instr, dma_step) = {
         // bits: run, stopping, an interrupt taken, waiting, DMA.
@@ -796,8 +857,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let d = g.s.concat(&[run, stopping, dma]);
         (g.s.any(&runs), g.s.eq_const(d, 0b101))
     };
-    let (dma_page, dma_row, dma_odd) = if opts.nes {
-        (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_ODD, 1))
+    let (dma_page, dma_row, dma_long) = if opts.nes {
+        (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_LONG, 1))
     } else {
         (zero, zero, zero)
     };
@@ -864,7 +925,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let f_ptr = flag(g, Flag::PtrRead);
         // An interrupt's vector (NMI or IRQ); else BRK's, which is also the don't-care read of every
         // instruction without a pointer.
-        let c = g.s.concat(&[take_int, nmi_edge]);
+        let c = g.s.concat(&[take_int, nmi_vector]);
         let nmi = g.s.eq_const(c, 0b11);
         let irq = g.s.eq_const(c, 0b01);
         let brk = g.eq_unless(f_ptr, 0, take_int);
@@ -1276,20 +1337,20 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let php = g.and1(f_php, nt);
     let jsr_brk_i = g.and1(jsr_brk, nt);
     let brk_i = g.and1(f_brk, nt);
-    let w0 = g.s.one_hot(8, &[(st_store, store_val), (st_rmw, rmw_val), (pha, a), (php, pushed_p), (jsr_brk_i, ret_hi), (take_int, pc_hi)]);
-    let w1 = g.s.one_hot(8, &[(jsr_brk_i, ret_lo), (take_int, pc_lo)]);
-    let w2 = g.s.one_hot(8, &[(brk_i, pushed_p), (take_int, p)]);
+    let w0 = g.s.one_hot(8, &[(st_store, store_val), (st_rmw, rmw_val), (pha, a), (php, pushed_p), (jsr_brk_i, ret_hi), (int_seq, pc_hi)]);
+    let w1 = g.s.one_hot(8, &[(jsr_brk_i, ret_lo), (int_seq, pc_lo)]);
+    let w2 = g.s.one_hot(8, &[(brk_i, pushed_p), (int_seq, p)]);
     let one_byte = g.s.any(&[writes_ea, f_pha, f_php]);
     let count = {
         let (c1, c2, c3, c0) = (g.k(2, 1), g.k(2, 2), g.k(2, 3), g.k(2, 0));
         let jsr = g.and1(f_jsr, nt);
-        let brk_or_int = g.or1(brk_i, take_int);
+        let brk_or_int = g.or1(brk_i, int_seq);
         let one_b = g.and1(one_byte, nt);
         g.pick(2, &[(one_b, c1), (jsr, c2), (brk_or_int, c3)], c0)
     };
     let stack_base = g.word(sp, one8);
     let push_base = {
-        let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, take_int]);
+        let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, int_seq]);
         let c = g.s.concat(&[pushes, sh_cross]);
         let (plain, high) = (g.s.eq_const(c, 0b00), g.s.eq_const(c, 0b10));
         g.s.one_hot(16, &[(pushes, stack_base), (plain, ea_mem), (high, ea_sh)])
@@ -1356,7 +1417,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let y_next = next(g, 8, i_y, None, y_cases, y);
     let s_int = g.add_k(sp, 0xFD);
     let s_cases = with_default(g, vec![(f_txs, x)], s_moved);
-    let s_next = next(g, 8, i_s, Some(s_int), s_cases, sp);
+    let mut s_cases = s_cases;
+    s_cases.push((int_seq, s_int));
+    let s_next = next(g, 8, i_s, None, s_cases, sp);
     let p_int = {
         let i = g.k(8, 0x04);
         g.s.or(p, i)
@@ -1379,15 +1442,16 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let mut cyc_cases = vec![(exec, cyc_exec)];
     if opts.nes {
         let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
-        let done = g.s.sum(32, &[t(cyc), t(dma_odd)], 513);
+        let done = g.s.sum(32, &[t(cyc), t(dma_long)], 513);
         cyc_cases.push((dma_last, done));
     }
-    let cyc_next = next(g, 32, i_cyc, Some(cyc_int), cyc_cases, cyc);
+    cyc_cases.push((int_seq, cyc_int));
+    let cyc_next = next(g, 32, i_cyc, None, cyc_cases, cyc);
     let stop = match exits {
         Some(e) => g.or1(fault, e),
         None => fault,
     };
-    let poll_next = {
+    let poll_i_next = {
         let sets = g.s.any(&[f_cli, f_sei, f_plp]);
         let valid = g.and1(exec, sets);
         let old = g.and1(valid, flag_i);
@@ -1401,14 +1465,49 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let bd = g.k(8, BUSY_DMA);
         g.pick(8, &[(stop, b255), (booting, b1), (stall, bw), (dma_more, bd)], b0)
     };
-    // A stall keeps every register (its cases are gated by `exec`, which excludes it); a waiting step or a
-    // DMA keeps the NMI line's last level, so an edge during it is taken after it.
-    let nmi_next = if opts.nes {
-        let held = g.or1(waiting, dma);
-        let nh = g.not1(held);
-        g.s.one_hot(1, &[(held, nmi_level), (nh, nmi_in)])
-    } else {
-        nmi_in
+    // NMI_PEND: cleared by the boot step and by a step that fetches the NMI vector; else any new edge joins it
+    // (a stall's, waiting or DMA step's input is the boundary's again: joining it twice changes nothing).
+    let pend_next = {
+        let none = g.s.eq_const(nmi_in, 0);
+        let new_edge = g.not1(none);
+        let joined = g.or1(nmi_pend, new_edge);
+        let clear = g.or1(booting, nmi_vector);
+        let keep = g.not1(clear);
+        g.and1(keep, joined)
+    };
+    // POLL: where the next boundary's poll looks. An instruction: 1 after a taken branch on its page, 2 after
+    // BRK, else 0; an NMI sequence or a hijack 3, an IRQ sequence 2; the first DMA step polls as the store that
+    // started it would have (4 when it sees an interrupt, else 3); boot 0; else (stall, waiting, DMA) kept.
+    let poll_next = {
+        let k = |g: &mut Gates, v: u64| g.k(3, v);
+        let (k0, k1, k2, k3, k4) = (k(g, 0), k(g, 1), k(g, 2), k(g, 3), k(g, 4));
+        let near = g.not1(br_far);
+        let early = g.and1(taken, near);
+        let instr_poll = g.pick(3, &[(early, k1), (f_brk, k2)], k0);
+        let irq_only = {
+            let c = g.s.concat(&[int_seq, nmi_vector]);
+            g.s.eq_const(c, 0b01)
+        };
+        let mut cases = vec![(booting, k0), (nmi_vector, k3), (irq_only, k2), (exec, instr_poll)];
+        if opts.nes {
+            // The first DMA step: the store's poll (POLL 0 or 1) over this boundary's lines.
+            let first = {
+                let c = g.s.concat(&[dma_step, dma_row]);
+                g.s.eq_const(c, 1)
+            };
+            let c = g.s.concat(&[nmi_in, nmi_pend, poll]);
+            let mut hits = irq_hits(g, &[]);
+            for tail in 0..128u64 {
+                let (age, pend, kind) = (tail & 7, (tail >> 3) & 1 == 1, tail >> 4);
+                if age <= u64::from(crate::Lines::NMI_AGE_MAX) && kind <= 1 && nmi_seen(kind, age, pend) == Some(true) {
+                    hits.push(g.s.eq_const(c, tail));
+                }
+            }
+            let sees = g.s.any(&hits);
+            let due = g.s.select(sees, k4, k3);
+            cases.push((first, due));
+        }
+        g.pick(3, &cases, poll)
     };
     let s = &mut *g.s;
     s.set_next(reg::PC, pc_next);
@@ -1420,8 +1519,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     s.set_next(reg::CYC, cyc_next);
     s.set_next(reg::BUSY, busy_next);
     s.set_next(reg::RUN, one);
-    s.set_next(reg::NMI_LEVEL, nmi_next);
-    s.set_next(reg::POLL_I, poll_next);
+    s.set_next(reg::NMI_PEND, pend_next);
+    s.set_next(reg::POLL_I, poll_i_next);
+    s.set_next(reg::POLL, poll_next);
     if opts.nes {
         let page_next = s.select(dma_start, store_val, dma_page);
         s.set_next(reg::DMA_PAGE, page_next);
@@ -1429,8 +1529,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let row_next = s.select(dma_step, row_inc, dma_row);
         s.set_next(reg::DMA_ROW, row_next);
         let odd = s.bit(cyc_exec, 0);
-        let odd_next = s.select(dma_start, odd, dma_odd);
-        s.set_next(reg::DMA_ODD, odd_next);
+        let even = s.not(odd);
+        let long_next = s.select(dma_start, even, dma_long);
+        s.set_next(reg::DMA_LONG, long_next);
     }
 
     // ---- ports ----
@@ -1478,18 +1579,19 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         r("CYC", 32),
         r("BUSY", 8),
         r("RUN", 1),
-        r("NMI_LEVEL", 1),
+        r("NMI_PEND", 1),
         r("POLL_I", 2),
+        r("POLL", 3),
     ];
     let mut registers = registers;
     if opts.nes {
-        registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_ODD", 1)]);
+        registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);
     }
     let mut memories: Vec<MemoryDesc> =
         (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: ROW_BITS }).collect();
     memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());
-    desc.face.inputs = vec![PortDesc::new("NMI", 1), PortDesc::new("IRQ", 1)];
+    desc.face.inputs = vec![PortDesc::new("NMI", 3), PortDesc::new("IRQ", 2)];
     if opts.nes {
         desc.face.inputs.push(PortDesc::new("IO_DATA", 8));
         desc.name = "mos6502-nes".into();

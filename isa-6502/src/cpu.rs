@@ -7,8 +7,16 @@
 //! "CPU power up state", and the cycle-by-cycle tables of "6502_cpu.txt" (John West and Marko Mäkelä, hosted on
 //! NESdev).
 //!
-//! Not modelled: the interrupt hijacking of BRK by NMI, the one-instruction interrupt delay of a taken branch
-//! that does not cross a page, and the bus values of the unstable opcodes (they fault instead).
+//! **Interrupts** are polled as the chip does (the wiki's "CPU interrupts"): an instruction polls at the end of its
+//! second-to-last cycle, a taken branch that stays on its page one cycle earlier (so an interrupt that comes in
+//! its last two cycles waits one more instruction), an interrupt sequence or BRK not at all (its handler's first
+//! instruction always runs), and an NMI edge that comes in the first four cycles of a BRK or an IRQ sequence
+//! hijacks its vector (the pushed B bit stays as it was). The host reports the lines at each instruction
+//! boundary as [`Lines`]: how many cycles ago a new NMI edge came, and the IRQ level at the two poll points.
+//! An OAM DMA after a store (the NES's $4014, [`Cpu::dma`]) halts the CPU after that store's poll: what that
+//! poll saw is serviced after the DMA, what comes during it after the next instruction.
+//!
+//! Not modelled: the bus values of the unstable opcodes (they fault instead).
 //!
 //! Tested by `tests/processortests.rs` (Tom Harte's single-instruction tests, every bus cycle compared),
 //! `tests/nestest.rs`, `tests/klaus.rs` and `tests/interrupts.rs`.
@@ -46,6 +54,14 @@ pub const IRQ_VECTOR: u16 = 0xFFFE;
 
 /// Cycles of the reset, NMI, IRQ and BRK sequences.
 pub const INTERRUPT_CYCLES: u32 = 7;
+
+/// The cycles an OAM DMA halts the CPU when the store that starts it ends at `cycle` (the cycle count after
+/// the store): 514 when that count is even, else 513 (the wiki's "513 or 514", aligned with this interpreter's
+/// cycle count as blargg's cpu_interrupts_v2 4-irq_and_dma measures it). The circuit's `DMA_LONG` is the same
+/// rule.
+pub fn oam_dma_cycles(cycle: u64) -> u64 {
+    514 - (cycle & 1)
+}
 
 /// An opcode the interpreter refuses. The CPU is left as it was before the step: PC still points at the opcode,
 /// registers and the cycle counter are unchanged (the opcode's fetch did reach the bus).
@@ -88,6 +104,61 @@ enum Interrupt {
     Irq,
 }
 
+/// The interrupt inputs at an instruction boundary: what the CPU's poll of the instruction just run could see.
+/// The host samples its lines once per CPU cycle; cycles are counted back from the boundary (the instruction's
+/// last cycle is 1 cycle before it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Lines {
+    /// A rising edge of the NMI line not reported before: 0 none; `k` in 1..=3: detected `k` cycles before the
+    /// boundary; 4: four or more. An instruction's poll sees an edge of age 2 or more, a taken branch on its
+    /// own page's one of age 3 or more; an edge of age 4 or more hijacks a BRK or IRQ sequence just run. An
+    /// edge the poll did not see stays pending in the CPU until the next poll.
+    pub nmi_age: u8,
+    /// The IRQ line's level where the polls look: bit 0 at the end of the second-to-last cycle (an
+    /// instruction's poll), bit 1 a cycle earlier (a taken branch on its own page).
+    pub irq: u8,
+}
+
+impl Lines {
+    /// The widest [`Lines::nmi_age`].
+    pub const NMI_AGE_MAX: u8 = 4;
+
+    /// An NMI edge old enough for any poll and the IRQ line at `irq` at both poll points: the lines of a host
+    /// that does not time its interrupts within an instruction.
+    pub fn settled(nmi_edge: bool, irq: bool) -> Self {
+        Lines { nmi_age: if nmi_edge { Self::NMI_AGE_MAX } else { 0 }, irq: if irq { 0b11 } else { 0 } }
+    }
+}
+
+/// Where the next boundary's interrupt poll looks, set by the step just run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Poll {
+    /// After an instruction: at the end of its second-to-last cycle.
+    #[default]
+    Normal,
+    /// After a taken branch that stayed on its page: a cycle earlier.
+    Early,
+    /// After BRK or an IRQ sequence: no poll; a recent NMI edge (age 4 or more, or pending) hijacks its vector.
+    Sequence,
+    /// After an NMI sequence, a hijack, or an OAM DMA whose store's poll saw nothing: no poll.
+    Skip,
+    /// After an OAM DMA whose store's poll saw an interrupt: it is serviced now (NMI if one is pending).
+    AfterDma,
+}
+
+impl Poll {
+    /// The value of the circuit's `POLL` register.
+    pub fn code(self) -> u64 {
+        match self {
+            Poll::Normal => 0,
+            Poll::Early => 1,
+            Poll::Sequence => 2,
+            Poll::Skip => 3,
+            Poll::AfterDma => 4,
+        }
+    }
+}
+
 /// The 6502's registers, its cycle counter and its interrupt inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cpu {
@@ -106,10 +177,12 @@ pub struct Cpu {
     pub p: u8,
     /// Cycles run since power-on (CPU cycles: on the NTSC NES, 3 PPU dots each).
     pub cycles: u64,
-    /// A falling edge seen on the NMI input, not serviced yet.
+    /// An NMI edge reported after the poll that could have seen it, not serviced yet.
     nmi_pending: bool,
-    /// The level of the IRQ input: `true` while some device asserts it.
-    irq_line: bool,
+    /// The interrupt inputs for the next step ([`Cpu::set_lines`]).
+    lines: Lines,
+    /// Where the next step's poll looks.
+    poll: Poll,
     /// After CLI, SEI and PLP: the I flag as it was before the instruction, which the interrupt poll at the start
     /// of the next step still sees (these instructions change I after the CPU polled for interrupts).
     poll_i_before: Option<bool>,
@@ -135,7 +208,8 @@ impl Cpu {
             p: flag::U | flag::I,
             cycles: 0,
             nmi_pending: false,
-            irq_line: false,
+            lines: Lines::default(),
+            poll: Poll::Normal,
             poll_i_before: None,
         }
     }
@@ -160,40 +234,98 @@ impl Cpu {
         self.pc = self.read_vector(bus, RESET_VECTOR);
         self.nmi_pending = false;
         self.poll_i_before = None;
+        self.poll = Poll::Normal;
     }
 
-    /// A falling edge on the NMI input (the PPU's vertical blank, on the NES): the next [`Cpu::step`] services
-    /// it, whatever the I flag. Edges raised before it is serviced count as one.
+    /// The interrupt inputs at this boundary (see [`Lines`]); the next [`Cpu::step`] polls them. The NMI edge is
+    /// reported once (a step takes it in); the IRQ levels stay until set again.
+    pub fn set_lines(&mut self, lines: Lines) {
+        self.lines = lines;
+    }
+
+    /// The interrupt inputs the next step sees.
+    pub fn lines(&self) -> Lines {
+        self.lines
+    }
+
+    /// A falling edge on the NMI input (the PPU's vertical blank, on the NES), old enough for any poll: the next
+    /// [`Cpu::step`] services it, whatever the I flag. Edges raised before it is serviced count as one.
     pub fn raise_nmi(&mut self) {
-        self.nmi_pending = true;
+        self.lines.nmi_age = Lines::NMI_AGE_MAX;
     }
 
-    /// Sets the level of the IRQ input (`true`: asserted). While it is asserted and I is clear, each step
-    /// services an IRQ; the device must release it.
+    /// Sets the level of the IRQ input at both poll points (`true`: asserted). While it is asserted and I is
+    /// clear, each instruction's poll services an IRQ; the device must release it.
     pub fn set_irq_line(&mut self, asserted: bool) {
-        self.irq_line = asserted;
+        self.lines.irq = if asserted { 0b11 } else { 0 };
     }
 
-    /// Whether an NMI edge waits to be serviced.
+    /// Whether an NMI edge waits to be serviced: reported in the lines for the next step, or pending since an
+    /// earlier boundary.
     pub fn nmi_pending(&self) -> bool {
-        self.nmi_pending
+        self.nmi_pending || self.lines.nmi_age > 0
     }
 
-    /// Runs one step: services a pending NMI, or an IRQ when the line is asserted and I is clear (7 cycles each),
-    /// or else executes one instruction. Returns the cycles it took (also added to [`Cpu::cycles`]).
+    /// Where the next step's interrupt poll looks.
+    pub fn poll(&self) -> Poll {
+        self.poll
+    }
+
+    /// What the poll of the step just run sees in the current lines: `(nmi, irq)`, the IRQ unmasked.
+    fn polled(&self) -> (bool, bool) {
+        let (age, irq_bit) = match self.poll {
+            Poll::Normal => (2, 0),
+            Poll::Early => (3, 1),
+            _ => return (false, false),
+        };
+        let masked = self.poll_i_before.unwrap_or(self.p & flag::I != 0);
+        (self.nmi_pending || self.lines.nmi_age >= age, (self.lines.irq >> irq_bit) & 1 == 1 && !masked)
+    }
+
+    /// Runs one step: at an instruction's poll, a pending NMI or an unmasked IRQ is serviced (7 cycles);
+    /// after BRK or an IRQ sequence, an NMI edge that came in its first four cycles takes over its vector (a step
+    /// of no cycles: PC from the NMI vector); else the next instruction runs. Returns the cycles it took (also
+    /// added to [`Cpu::cycles`]).
     pub fn step<B: Bus + ?Sized>(&mut self, bus: &mut B) -> Result<u32, Fault> {
         let start = self.cycles;
-        let irq_masked = self.poll_i_before.unwrap_or(self.p & flag::I != 0);
-        if self.nmi_pending {
+        let (nmi, irq) = self.polled();
+        let new_edge = self.lines.nmi_age > 0;
+        let hijack = self.poll == Poll::Sequence && (self.nmi_pending || self.lines.nmi_age >= Lines::NMI_AGE_MAX);
+        let after_dma = self.poll == Poll::AfterDma;
+        if nmi || hijack || (after_dma && (self.nmi_pending || new_edge)) {
+            self.lines.nmi_age = 0;
             self.nmi_pending = false;
-            self.interrupt(bus, Interrupt::Nmi);
-        } else if self.irq_line && !irq_masked {
-            self.interrupt(bus, Interrupt::Irq);
+            if hijack {
+                // The BRK or IRQ sequence fetched the NMI vector instead: no cycle of its own.
+                self.pc = u16::from_le_bytes([bus.read(NMI_VECTOR), bus.read(NMI_VECTOR + 1)]);
+            } else {
+                self.interrupt(bus, Interrupt::Nmi);
+            }
+            self.poll = Poll::Skip;
         } else {
-            self.execute(bus)?;
+            if irq || after_dma {
+                self.interrupt(bus, Interrupt::Irq);
+                self.poll = Poll::Sequence;
+            } else {
+                // A fault leaves the CPU as it was, the reported edge included.
+                self.execute(bus)?;
+            }
+            self.nmi_pending |= new_edge;
+            self.lines.nmi_age = 0;
         }
         // At most 8 cycles a step: the difference always fits.
         Ok((self.cycles - start) as u32)
+    }
+
+    /// An OAM DMA right after the store that started it (the NES's $4014): the CPU halts for `cycles` cycles.
+    /// The store's poll, with the lines of its boundary ([`Cpu::set_lines`] first), decides whether an interrupt
+    /// is serviced right after the DMA; an NMI edge reported now that it did not see stays pending.
+    pub fn dma(&mut self, cycles: u64) {
+        let (nmi, irq) = self.polled();
+        self.nmi_pending |= self.lines.nmi_age > 0;
+        self.lines.nmi_age = 0;
+        self.poll = if nmi || irq { Poll::AfterDma } else { Poll::Skip };
+        self.cycles += cycles;
     }
 
     // --- bus cycles ---------------------------------------------------------------------------------------------
@@ -362,11 +494,15 @@ impl Cpu {
         self.cycles += 1;
         self.pc = pc.wrapping_add(1);
         let i_before = self.p & flag::I != 0;
+        self.poll = Poll::Normal;
         self.run(bus, op);
         self.poll_i_before = match op.mnemonic {
             Mnemonic::Cli | Mnemonic::Sei | Mnemonic::Plp => Some(i_before),
             _ => None,
         };
+        if op.mnemonic == Mnemonic::Brk {
+            self.poll = Poll::Sequence;
+        }
         Ok(())
     }
 
@@ -752,6 +888,9 @@ impl Cpu {
         if (target ^ self.pc) & 0xFF00 != 0 {
             // The low byte is added first; this read happens before the high byte is fixed.
             self.read(bus, (self.pc & 0xFF00) | (target & 0x00FF));
+        } else {
+            // Its third cycle does not poll: the poll of its second cycle counts.
+            self.poll = Poll::Early;
         }
         self.pc = target;
     }

@@ -528,14 +528,21 @@ pub fn cpu_registers(cpu: &Cpu) -> [u64; 7] {
 /// registers (PC, A, X, Y, S, P, CYC) must be the interpreter's, and the bytes the step wrote (the four banks'
 /// writes) must be what the interpreter wrote. A fault or an exit must happen at the same instruction.
 pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, trace: &Trace) -> Result<TraceCheck, String> {
-    // The steps, each with the IO answer the host injected before it (NES map).
+    // The steps, each with the IO answer the host injected before it (NES map) and the interrupt inputs it saw
+    // (they hold until the host injects others).
     let mut steps = Vec::new();
     let mut dec = isa_api::StepDecoder::new(proto);
     let mut answer = None;
+    let mut lines = crate::Lines::default();
     for (i, &t) in trace.generated.iter().enumerate() {
         match dec.push(t).map_err(|e| format!("trace position {i}: {e}"))? {
-            isa_api::trace::Decoded::Input { port, value } if port == crate::circuit::input::IO_DATA => answer = Some(value as u8),
-            isa_api::trace::Decoded::Step(ev) => steps.push((ev, answer.take())),
+            isa_api::trace::Decoded::Input { port, value } => match port {
+                crate::circuit::input::IO_DATA => answer = Some(value as u8),
+                crate::circuit::input::NMI => lines.nmi_age = value as u8,
+                crate::circuit::input::IRQ => lines.irq = value as u8,
+                _ => {}
+            },
+            isa_api::trace::Decoded::Step(ev) => steps.push((ev, answer.take(), lines)),
             _ => {}
         }
     }
@@ -561,7 +568,7 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
     let mut end = "limit".to_string();
     let mut shadow = img.memory();
     let mut latest: [Option<(u16, u8)>; 4] = [None; 4];
-    for (i, (st, io_answer)) in steps.iter().enumerate() {
+    for (i, (st, io_answer, lines)) in steps.iter().enumerate() {
         if st.halted {
             end = match bus.exit {
                 Some(code) => format!("exit {code}"),
@@ -602,6 +609,7 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         if busy == crate::circuit::BUSY_STOPPING {
             // A stop: an exit store (the interpreter makes it) or a fault (the interpreter refuses the opcode).
             if st.output(0).is_some_and(|f| f != 0) {
+                cpu.set_lines(*lines);
                 let before = cpu.clone();
                 return match cpu.step(&mut bus) {
                     Err(fault) if cpu == before => {
@@ -616,6 +624,7 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         bus.io_writes.clear();
         bus.io_reads.clear();
         bus.accesses = 0;
+        cpu.set_lines(*lines);
         if let Err(fault) = cpu.step(&mut bus) {
             return Err(format!("step {i}: the interpreter faulted ({fault}), the network did not"));
         }
@@ -631,12 +640,14 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
             }
         }
         if busy == crate::circuit::BUSY_DMA {
-            // The store started an OAM DMA: 256 reads of the page, 513 cycles (514 from an odd cycle).
+            // The store started an OAM DMA: 256 reads of the page, `oam_dma_cycles` cycles.
             let Some(&(_, page)) = bus.io_writes.iter().rev().find(|w| w.0 == 0x4014) else {
                 return Err(format!("step {i}: the network started an OAM DMA, the interpreter did not write $4014"));
             };
             let want: Vec<u8> = (0..=255u16).map(|k| bus.read((u16::from(page) << 8) | k)).collect();
-            cpu.cycles += 513 + (cpu.cycles & 1);
+            // The store's poll sees the lines injected before the first DMA step.
+            cpu.set_lines(steps.get(i + 1).map_or(*lines, |s| s.2));
+            cpu.dma(crate::oam_dma_cycles(cpu.cycles));
             dma = Some((want, Vec::new()));
         }
         // The trace's memory: each bank's latest write applies again at every commit (a no-op unless the

@@ -19,5 +19,5 @@ pub mod front;
 pub mod opcode;
 
 pub use bus::{Bus, FlatRam, ImageTooLarge};
-pub use cpu::{Cpu, Fault, flag};
+pub use cpu::{Cpu, Fault, Lines, Poll, flag, oam_dma_cycles};
 pub use opcode::{AddressingMode, Mnemonic, Opcode, decode};

@@ -173,12 +173,31 @@ fn the_demo_in_lockstep_with_the_interpreter() {
     println!("demo on the circuit: {} instructions, {} trace tokens ({:.2} per instruction)", check.instructions, trace.generated.len(), tokens / check.instructions as f64);
 }
 
+/// A machine's interrupt state as the interpreter keeps it: (NMI_PEND, POLL).
+fn poll_state(r: &Reference) -> (u64, u64) {
+    (r.state.regs[reg::NMI_PEND as usize], r.state.regs[reg::POLL as usize])
+}
+
 #[test]
 fn interrupts_in_lockstep_with_the_interpreter() {
-    // A loop at $0400 that counts in X (CLI; INX; JMP $0401), handlers at $0500 (IRQ: INY; LDA #0; RTI, but the
-    // line stays up until the host drops it) and $0600 (NMI: PHA; LDA #$55; STA $10; PLA; RTI).
+    // A loop at $0400 with a taken branch on its page (the early poll), a BRK every 16 rounds (the hijack
+    // window), SEI/CLI pairs (the delayed I) and a JMP back; handlers at $0500 (IRQ and BRK: INY; RTI, the line
+    // stays up until the host drops it) and $0600 (NMI: PHA; LDA #$55; STA $10; PLA; RTI).
     let mut memory = vec![0u8; 0x10000];
-    memory[0x0400..0x0405].copy_from_slice(&[0x58, 0xE8, 0x4C, 0x01, 0x04]);
+    let program = [
+        0x58, // $0400 CLI
+        0xE8, // $0401 INX
+        0xD0, 0x01, // $0402 BNE $0405
+        0xEA, // $0404 NOP
+        0x8A, // $0405 TXA
+        0x29, 0x0F, // $0406 AND #$0F
+        0xD0, 0x02, // $0408 BNE $040C
+        0x00, 0xEA, // $040A BRK (and its padding byte)
+        0x78, // $040C SEI
+        0x58, // $040D CLI
+        0x4C, 0x01, 0x04, // $040E JMP $0401
+    ];
+    memory[0x0400..0x0400 + program.len()].copy_from_slice(&program);
     memory[0x0500..0x0502].copy_from_slice(&[0xC8, 0x40]);
     memory[0x0600..0x0608].copy_from_slice(&[0x48, 0xA9, 0x55, 0x85, 0x10, 0x68, 0x40, 0x00]);
     memory[0xFFFA] = 0x00;
@@ -192,30 +211,47 @@ fn interrupts_in_lockstep_with_the_interpreter() {
     r.step();
     let mut cpu = start.cpu();
     let mut bus = HostBus::new(&opts, memory);
-    // (step, NMI level, IRQ level): an IRQ held for two steps right after CLI (delayed by one instruction),
-    // NMI edges (a held line is one edge), an IRQ while I is set inside the NMI handler.
-    let events = [(1, 0, 1), (3, 0, 0), (6, 1, 0), (8, 0, 0), (9, 1, 1), (10, 1, 1), (14, 0, 0), (20, 1, 0), (21, 0, 0)];
-    let mut nmi = 0u64;
-    for k in 0..40 {
-        if let Some(&(_, n, i)) = events.iter().find(|e| e.0 == k) {
-            if n == 1 && nmi == 0 {
-                cpu.raise_nmi();
-            }
-            nmi = n;
-            cpu.set_irq_line(i == 1);
-            r.inject(0, n);
-            r.inject(1, i);
+    // Lines at every boundary from a fixed xorshift: an NMI edge of a random age in one step of six, the IRQ
+    // level at the two poll points changing in one step of eight.
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut irq = 0u8;
+    let (mut hijacks, mut early, mut nmis, mut irqs) = (0, 0, 0, 0);
+    for k in 0..3000 {
+        let roll = next();
+        let nmi_age = if roll % 6 == 0 { (roll >> 8) % 4 + 1 } else { 0 } as u8;
+        if (roll >> 16) % 8 == 0 {
+            irq = ((roll >> 24) & 3) as u8;
         }
-        cpu.step(&mut bus).unwrap_or_else(|f| panic!("step {k}: {f}"));
+        let lines = isa_6502::Lines { nmi_age, irq };
+        cpu.set_lines(lines);
+        r.inject(isa_6502::circuit::input::NMI, u64::from(lines.nmi_age));
+        r.inject(isa_6502::circuit::input::IRQ, u64::from(lines.irq));
+        let (poll, pc) = (cpu.poll(), cpu.pc);
+        let cycles = cpu.step(&mut bus).unwrap_or_else(|f| panic!("step {k}: {f}"));
         r.step();
         assert_eq!(regs(&r), cpu_registers(&cpu), "step {k}: PC A X Y S P CYC");
+        assert_eq!(poll_state(&r), (u64::from(cpu.nmi_pending()), cpu.poll().code()), "step {k}: NMI_PEND, POLL");
         assert_eq!(ram_byte(&r, 0x10), bus.read(0x10));
         for s in 0..3u16 {
             let a = 0x01FD - s;
             assert_eq!(ram_byte(&r, a), bus.read(a), "step {k}: stack ${a:04X}");
         }
+        match (cycles, cpu.pc) {
+            (0, 0x0600) => hijacks += 1,
+            (7, 0x0600) => nmis += 1,
+            (7, 0x0500) if pc != 0x040A => irqs += 1,
+            _ => {}
+        }
+        early += usize::from(poll == isa_6502::Poll::Early && cpu.pc >= 0x0500);
     }
-    assert!(cpu.y > 0, "the IRQ handler ran");
+    println!("interrupts in lockstep: {nmis} NMIs, {irqs} IRQs, {hijacks} hijacked BRK/IRQ sequences, {early} interrupts after a taken branch");
+    assert!(nmis > 50 && irqs > 50 && hijacks > 3 && early > 3, "every kind of interrupt happened");
     assert_eq!(bus.read(0x10), 0x55, "the NMI handler ran");
 }
 

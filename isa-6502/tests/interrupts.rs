@@ -188,3 +188,116 @@ fn jam_and_unstable_opcodes_fault_naming_opcode_and_address_and_change_nothing()
         assert_eq!(cpu, before, "a fault leaves the CPU as it was");
     }
 }
+
+/// The lines of one boundary.
+fn lines(nmi_age: u8, irq: u8) -> isa_6502::Lines {
+    isa_6502::Lines { nmi_age, irq }
+}
+
+#[test]
+fn an_instruction_polls_at_its_second_to_last_cycle() {
+    let mut ram = machine(&[0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    cpu.set_lines(lines(1, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 2, "an edge in the last cycle is too late for the poll: the NOP runs");
+    assert!(cpu.nmi_pending());
+    assert_eq!(step(&mut cpu, &mut ram), 7, "the next poll services it");
+    assert_eq!(cpu.pc, NMI_HANDLER);
+    let mut ram = machine(&[0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    cpu.set_lines(lines(2, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 7, "an edge of age 2 is seen");
+    // The IRQ level: bit 0 is what an instruction's poll sees.
+    let mut ram = machine(&[0x58, 0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram); // CLI
+    step(&mut cpu, &mut ram); // NOP (CLI's delay)
+    cpu.set_lines(lines(0, 0b10));
+    assert_eq!(step(&mut cpu, &mut ram), 2, "the level a cycle too early does not count");
+    cpu.set_lines(lines(0, 0b01));
+    assert_eq!(step(&mut cpu, &mut ram), 7, "the IRQ");
+}
+
+#[test]
+fn a_taken_branch_on_its_page_polls_a_cycle_early() {
+    // $0200: CLC; BCC +1 (taken, same page: 3 cycles); NOP; NOP.
+    let mut ram = machine(&[0x18, 0x90, 0x01, 0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram);
+    assert_eq!(step(&mut cpu, &mut ram), 3);
+    assert_eq!(cpu.poll(), isa_6502::Poll::Early);
+    cpu.set_lines(lines(2, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 2, "an edge of age 2 came after the branch's poll: one more instruction");
+    assert_eq!(cpu.pc, 0x0205);
+    assert_eq!(step(&mut cpu, &mut ram), 7);
+    assert_eq!(cpu.pc, NMI_HANDLER);
+    let mut ram = machine(&[0x18, 0x90, 0x01, 0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram);
+    step(&mut cpu, &mut ram);
+    cpu.set_lines(lines(3, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 7, "age 3 is before the branch's poll");
+    // Not taken: an ordinary poll.
+    let mut ram = machine(&[0x38, 0x90, 0x01, 0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram);
+    assert_eq!(step(&mut cpu, &mut ram), 2);
+    assert_eq!(cpu.poll(), isa_6502::Poll::Normal);
+}
+
+#[test]
+fn an_early_nmi_hijacks_brk_and_a_late_one_waits_for_the_handlers_first_instruction() {
+    // $0200: BRK, padding; the IRQ handler is an RTI at $0400.
+    let mut ram = machine(&[0x00, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    assert_eq!(step(&mut cpu, &mut ram), 7, "BRK");
+    assert_eq!(cpu.pc, IRQ_HANDLER);
+    cpu.set_lines(lines(4, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 0, "the hijack: no cycles of its own");
+    assert_eq!(cpu.pc, NMI_HANDLER);
+    assert_eq!(ram.read(0x01FB), flag::U | flag::B | flag::I, "BRK's push: B set");
+    assert!(!cpu.nmi_pending());
+    assert_eq!(cpu.poll(), isa_6502::Poll::Skip);
+    // An edge in BRK's last three cycles: the IRQ handler's first instruction runs, then the NMI.
+    let mut ram = machine(&[0x00, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram);
+    cpu.set_lines(lines(3, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 6, "the RTI at the IRQ handler");
+    assert!(cpu.nmi_pending());
+    assert_eq!(step(&mut cpu, &mut ram), 7);
+    assert_eq!(cpu.pc, NMI_HANDLER);
+    // After an NMI sequence no poll: the handler's first instruction runs before a second edge.
+    let mut ram = machine(&[0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    cpu.raise_nmi();
+    step(&mut cpu, &mut ram);
+    cpu.set_lines(lines(4, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 6, "the NMI handler's RTI");
+    assert_eq!(step(&mut cpu, &mut ram), 7, "the pending edge");
+}
+
+#[test]
+fn an_oam_dma_keeps_its_stores_poll() {
+    let mut ram = machine(&[0xEA, 0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram);
+    cpu.set_lines(lines(2, 0));
+    cpu.dma(513);
+    assert_eq!(cpu.poll(), isa_6502::Poll::AfterDma, "the store's poll saw the edge");
+    cpu.set_lines(lines(0, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 7, "serviced right after the DMA");
+    assert_eq!(cpu.pc, NMI_HANDLER);
+    let mut ram = machine(&[0xEA, 0xEA, 0xEA, 0xEA]);
+    let mut cpu = Cpu::power_on(&mut ram);
+    step(&mut cpu, &mut ram);
+    let before = cpu.cycles;
+    cpu.set_lines(lines(1, 0));
+    cpu.dma(514);
+    assert_eq!(cpu.cycles, before + 514);
+    assert_eq!(cpu.poll(), isa_6502::Poll::Skip);
+    cpu.set_lines(lines(4, 0));
+    assert_eq!(step(&mut cpu, &mut ram), 2, "edges after the store's poll wait for the next instruction");
+    assert_eq!(step(&mut cpu, &mut ram), 7);
+    assert_eq!(cpu.pc, NMI_HANDLER);
+}
