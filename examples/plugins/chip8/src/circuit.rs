@@ -165,6 +165,20 @@ pub fn chip8_machine() -> MachineDesc {
     let f33_last = busy_is(s, 2);
     let x6 = s.zext(x, 6);
     let fx_last = s.eq(busy, x6);
+    // A host tick came before this step (the input moved since the last step's).
+    let new_tick = {
+        let e = s.eq(tick, last);
+        s.not(e)
+    };
+    // DXYN waits for the display: its first micro-step runs only in a step a tick came before.
+    let draw_wait = {
+        let nt = s.not(new_tick);
+        s.all(&[drw, busy0, nt])
+    };
+    let draw_runs = {
+        let nw = s.not(draw_wait);
+        s.and(drw, nw)
+    };
     let more = {
         let c1 = s.not(cls_last);
         let c2 = s.not(drw_last);
@@ -172,14 +186,17 @@ pub fn chip8_machine() -> MachineDesc {
         let c4 = s.not(fx_last);
         let f5565 = s.or(f55, f65);
         let a = s.and(cls, c1);
-        let b2 = s.and(drw, c2);
+        let b2 = s.and(draw_runs, c2);
         let c = s.and(f33, c3);
         let d = s.and(f5565, c4);
         s.any(&[a, b2, c, d])
     };
     let hold = g(s, more);
     let no_key = s.eq_const(keys, 0);
-    let wait = s.and(f0a, no_key);
+    let wait = {
+        let keyless = s.and(f0a, no_key);
+        s.or(keyless, draw_wait)
+    };
 
     // ---- ALU (8XYN) ----
     let (or_, and_, xor_) = (s.or(vx, vy), s.and(vx, vy), s.xor(vx, vy));
@@ -272,7 +289,7 @@ pub fn chip8_machine() -> MachineDesc {
     };
     let drawn = s.xor(cur, mask);
     let nn0 = s.not(n0);
-    let draws = s.all(&[drw, row_ok, nn0]);
+    let draws = s.all(&[draw_runs, row_ok, nn0]);
     let hit = {
         let a = s.and(cur, mask);
         let z = s.eq_const(a, 0);
@@ -376,10 +393,6 @@ pub fn chip8_machine() -> MachineDesc {
     let i_next = s.and_or(12, &[(ldi_g, nnn), (f1e_g, i_add), (f29_g, font), (fx_g, i_x1), (i_keep, i)]);
     s.set_next(reg::I, i_next);
 
-    let new_tick = {
-        let e = s.eq(tick, last);
-        s.not(e)
-    };
     s.set_next(reg::LAST, tick);
     let timer = |s: &mut CircuitBuilder, t: NodeId, set: NodeId| {
         let z = s.eq_const(t, 0);
@@ -435,7 +448,7 @@ pub fn chip8_machine() -> MachineDesc {
     };
     let flag_g = g(s, flag_op);
     let to15_g = g(s, to15_plain);
-    let drw_g = g(s, drw);
+    let drw_g = g(s, draw_runs);
     let ndrw0 = s.not(busy0);
     let drw_first = s.and(drw_g, busy0);
     let drw_more = s.and(drw_g, ndrw0);

@@ -6,6 +6,9 @@
 //! - `BNNN` jumps to NNN + **V0**;
 //! - `8XY1` / `8XY2` / `8XY3` reset **VF to 0**;
 //! - `DXYN` wraps the start position (X mod 64, Y mod 32) and **clips** the sprite at the screen's edges;
+//! - `DXYN` **waits for the display**: as on the COSMAC VIP, whose interpreter draws right after the vertical
+//!   blank interrupt, it runs only in a step that a host tick (the 60 Hz frame) came before; until then it waits
+//!   like `FX0A` (PC stays, the LFSR steps), so at most one sprite is drawn per frame;
 //! - `FX0A` waits while no key is held, then takes the lowest key held (no wait for the release);
 //! - `CXNN`: the random byte is the low byte of a 16-bit Galois LFSR (taps 0xB400, seed 0xACE1) that steps once
 //!   per instruction;
@@ -126,6 +129,7 @@ impl Chip8 {
             0xA => self.i = nnn,
             0xB => next = (nnn + u16::from(self.v[0])) & 0xFFF,
             0xC => self.v[x] = (self.lfsr as u8) & nn,
+            0xD if !tick => next = pc,
             0xD => {
                 let (x0, y0) = (u32::from(vx) % 64, u32::from(vy) % 32);
                 let mut hit = 0;

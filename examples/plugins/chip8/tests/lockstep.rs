@@ -140,3 +140,25 @@ fn ibm_logo_pixels() {
     eprintln!("IBM logo: {lit} pixels lit");
     assert_eq!(lit, 230);
 }
+
+/// The COSMAC's display wait: a DXYN runs only in a step a tick came before, so one sprite per frame.
+#[test]
+fn dxyn_waits_for_the_display() {
+    // I = 0 (the glyph 0); draw it at (0, 0) twice; loop.
+    let mut cpu = Chip8::new(&[0xA0, 0x00, 0xD0, 0x05, 0xD0, 0x05, 0x12, 0x06]).unwrap();
+    cpu.step(false).unwrap();
+    cpu.step(false).unwrap();
+    assert_eq!((cpu.pc, cpu.screen[0]), (0x202, 0), "no tick: the DXYN waits");
+    cpu.step(false).unwrap();
+    assert_eq!(cpu.pc, 0x202);
+    cpu.step(true).unwrap();
+    assert_eq!((cpu.pc, cpu.screen[0].count_ones(), cpu.v[15]), (0x204, 4, 0), "the tick: drawn");
+    cpu.step(false).unwrap();
+    assert_eq!((cpu.pc, cpu.screen[0].count_ones()), (0x204, 4), "the second waits for the next frame");
+    cpu.step(true).unwrap();
+    assert_eq!((cpu.pc, cpu.screen[0], cpu.v[15]), (0x206, 0, 1), "drawn again: erased, collision");
+    // The circuit does the same (ticks from the device host every 10 instructions): PC and the screen equal
+    // the interpreter's after every step of the loop, waits included.
+    let run = lockstep(&[0xA0, 0x00, 0xD0, 0x05, 0xD0, 0x05, 0x12, 0x02], "", 200);
+    assert_eq!(run.instructions, 200);
+}
