@@ -170,7 +170,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if matches!(a.cpu, Cpu::Reference | Cpu::Both) {
         // With --cpu both, the network's run writes the files.
         let rec = if a.cpu == Cpu::Both { Sinks { file: Rc::new(RefCell::new(FileRecorder::new(spec(&a, false))?)), window: None } } else { recorder.clone() };
-        runs.push(run_reference(frames, cart.clone(), &image, input.clone(), &live, rec, progress)?);
+        let job = Job { frames, cart: cart.clone(), image: &image, input: input.clone(), live: &live, rec, progress };
+        runs.push(run_reference(job)?);
     }
     if matches!(a.cpu, Cpu::Network | Cpu::Both) {
         let (cfg, machine) = crate::run::open_config_or(config.as_deref(), NES_CONFIG, "configs/nes.toml (built in)")?;
@@ -178,7 +179,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if desc.name != "mos6502-nes" {
             bail!("{}: loom nes runs the 6502's NES map (map = \"nes\"), this config's machine is {}", cfg.origin, desc.name);
         }
-        runs.push(run_network(&a, frames, &cfg, machine, cart, &image, input, &live, recorder.clone(), progress)?);
+        let job = Job { frames, cart, image: &image, input, live: &live, rec: recorder.clone(), progress };
+        runs.push(run_network(&a, &cfg, machine, job)?);
     }
     recorder.file.borrow_mut().finish()?;
     let mut status = runs.iter().map(|r| r.status).find(|&s| s != 0).unwrap_or(0);
@@ -279,20 +281,32 @@ fn open_window(a: &Args, _rom_name: &str, _live: &host_nes::LiveButtons) -> Resu
     Ok(None)
 }
 
-fn run_reference(
+/// One CPU's run: the frames to run, the cartridge and the CPU's start image, the buttons (file and live) and
+/// where the frames go.
+struct Job<'a> {
     frames: u64,
     cart: host_nes::Cartridge,
-    image: &isa_6502::front::ProgramImage,
+    image: &'a isa_6502::front::ProgramImage,
     input: InputSchedule,
-    live: &host_nes::LiveButtons,
+    live: &'a host_nes::LiveButtons,
     rec: Sinks,
     progress: bool,
-) -> Result<NesRun> {
-    let pb = progress_bar(progress);
+}
+
+impl Job<'_> {
+    /// The board at power-on with the job's cartridge and buttons.
+    fn board(&self) -> Board {
+        let mut board = Board::new(self.cart.clone(), self.input.clone());
+        board.set_live(self.live.clone());
+        board
+    }
+}
+
+fn run_reference(job: Job) -> Result<NesRun> {
+    let (frames, rec) = (job.frames, job.rec.clone());
+    let pb = progress_bar(job.progress);
     let t0 = Instant::now();
-    let mut board = Board::new(cart, input);
-    board.set_live(live.clone());
-    let mut nes = host_nes::ReferenceNes::new(image, board);
+    let mut nes = host_nes::ReferenceNes::new(job.image, job.board());
     let mut r = rec.clone();
     let mut summary = format!("{} frames", nes.board.frames_finished());
     let mut status = 0;
@@ -337,19 +351,8 @@ fn run_reference(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_network(
-    a: &Args,
-    frames: u64,
-    cfg: &weaver::config::Config,
-    machine: Box<dyn Machine>,
-    cart: host_nes::Cartridge,
-    image: &isa_6502::front::ProgramImage,
-    input: InputSchedule,
-    live: &host_nes::LiveButtons,
-    rec: Sinks,
-    progress: bool,
-) -> Result<NesRun> {
+fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>, job: Job) -> Result<NesRun> {
+    let (rec, progress) = (job.rec.clone(), job.progress);
     let l = weave_config(cfg, machine, a.executor, progress)?;
     if !a.json {
         eprintln!(
@@ -364,10 +367,8 @@ fn run_network(
         );
     }
     let opts = host_nes::nes_machine().options();
-    let mut board = Board::new(cart, input);
-    board.set_live(live.clone());
-    let devices = NetworkDevices::new(&opts, board, image.memory(), Some(frames), Box::new(rec.clone()));
-    let r = crate::run::run_with_devices(&l, &image.load_image(), Box::new(devices), l.max_steps, progress, "network CPU: ")?;
+    let devices = NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()));
+    let r = crate::run::run_with_devices(&l, &job.image.load_image(), Box::new(devices), l.max_steps, progress, "network CPU: ")?;
     let rb = rec.file.borrow();
     if let Some(e) = &rb.error {
         bail!("{e}");

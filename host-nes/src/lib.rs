@@ -48,9 +48,22 @@ pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), S
 /// Run `rom` on the reference CPU for `frames` frames, handing frames and samples to `recorder`. Returns the
 /// instructions run. Stops early at an interpreter fault (an error naming it).
 pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule, frames: u64, recorder: &mut dyn Recorder) -> Result<ReferenceNes, String> {
+    match run_reference_to_fault(cart, image, input, frames, recorder) {
+        (nes, None) => Ok(nes),
+        (_, Some(fault)) => Err(fault),
+    }
+}
+
+/// [`run_reference`], but a fault ends the run with what it recorded so far: the machine and, after a fault,
+/// its message (`after N instructions: ...`).
+pub fn run_reference_to_fault(cart: Cartridge, image: &ProgramImage, input: InputSchedule, frames: u64, recorder: &mut dyn Recorder) -> (ReferenceNes, Option<String>) {
     let mut nes = ReferenceNes::new(image, Board::new(cart, input));
+    let mut fault = None;
     while nes.board.frames_finished() < frames {
-        nes.step().map_err(|f| format!("after {} instructions: {f}", nes.instructions))?;
+        if let Err(f) = nes.step() {
+            fault = Some(format!("after {} instructions: {f}", nes.instructions));
+            break;
+        }
         for f in nes.board.take_frames() {
             recorder.frame(&f);
         }
@@ -59,7 +72,7 @@ pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule
         }
     }
     recorder.samples(&nes.board.take_samples());
-    Ok(nes)
+    (nes, fault)
 }
 
 
