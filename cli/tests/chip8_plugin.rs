@@ -153,7 +153,7 @@ pub extern "C" fn loom_machine_plugin_entry() -> *const PluginTable { &TABLE }
         ("invalid", None, "has width 0"),
         ("error", None, "the plugin reported an error: no machine today"),
         ("panic", None, "the plugin panicked: describe panicked on purpose"),
-        ("honest", Some("1"), "plugin ABI version 1, this program speaks version 2"),
+        ("honest", Some("1"), "plugin ABI version 1, this program speaks version 3"),
     ];
     for (liar, abi, want) in cases {
         let mut c = Command::new(&cargo);

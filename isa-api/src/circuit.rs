@@ -3,8 +3,9 @@
 //! A [`Circuit`] is a list of [`Node`]s in topological order (every operand index is smaller than the node's
 //! own index). Each node produces an unsigned word of `width` bits (1..=64); signedness is a property of the
 //! operation, never of the value. Reads see the *committed* state at the start of the step; the step's effects
-//! are register next-values ([`RegNext`]), at most one memory write per memory ([`MemWrite`]), output-port
-//! writes ([`OutWrite`]) and a halt bit. Registers without a [`RegNext`] keep their value.
+//! are register next-values ([`RegNext`]), at most one memory write per memory ([`MemWrite`]), at most one
+//! clear per memory ([`MemClear`]: every word 0 at once), output-port writes ([`OutWrite`]) and a halt bit.
+//! Registers without a [`RegNext`] keep their value.
 
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +138,15 @@ pub struct MemWrite {
     pub enable: NodeId,
 }
 
+/// A memory clear: every word of `mem` is 0 after a step where `enable` (1 bit) is 1; a write to `mem` in that
+/// step is dropped (the clear comes last). Woven as one token whose Gated DeltaNet decay is exactly 0 on the
+/// memory's heads (see the weaver's `emit`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemClear {
+    pub mem: u32,
+    pub enable: NodeId,
+}
+
 /// An output-port write the host observes: `value` when `enable` (1 bit) is 1.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OutWrite {
@@ -155,6 +165,8 @@ pub struct Circuit {
     pub mem_writes: Vec<MemWrite>,
     #[serde(default)]
     pub outputs: Vec<OutWrite>,
+    #[serde(default)]
+    pub mem_clears: Vec<MemClear>,
     /// 1-bit node: when 1 the step does nothing but halt the machine.
     #[serde(default)]
     pub halt: Option<NodeId>,
@@ -303,6 +315,10 @@ impl CircuitBuilder {
     }
     pub fn mem_write(&mut self, mem: u32, addr: NodeId, data: NodeId, enable: NodeId) {
         self.circuit.mem_writes.push(MemWrite { mem, addr, data, enable });
+    }
+    /// Clear memory `mem` (every word 0) in a step where `enable` is 1 ([`MemClear`]).
+    pub fn mem_clear(&mut self, mem: u32, enable: NodeId) {
+        self.circuit.mem_clears.push(MemClear { mem, enable });
     }
     pub fn output(&mut self, port: u32, value: NodeId, enable: NodeId) {
         self.circuit.outputs.push(OutWrite { port, value, enable });

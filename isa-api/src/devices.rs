@@ -154,12 +154,15 @@ impl DeviceHost {
         self.frame_limit.is_some_and(|n| self.ticks() >= n)
     }
 
-    /// One decoded step: display writes, the beeper, the instruction count towards the next tick.
+    /// One decoded step: display clears and writes, the beeper, the instruction count towards the next tick.
     pub fn step(&mut self, step: &StepEvents) {
         if step.halted {
             return;
         }
         if let Some((m, _, _, rows)) = &mut self.display {
+            if step.clears.contains(m) {
+                rows.fill(0);
+            }
             for w in step.writes.iter().filter(|w| w.mem == *m) {
                 if let Some(r) = rows.get_mut(w.addr as usize) {
                     *r = w.data;

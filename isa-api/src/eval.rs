@@ -201,6 +201,10 @@ impl Reference {
                     let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
                     if val[o.enable as usize] == 1 { chunk(val[o.value as usize]) } else { None }
                 }
+                FieldRole::MemClear { mem } => {
+                    let cl = c.mem_clears.iter().find(|x| x.mem == mem).expect("protocol from this circuit");
+                    (val[cl.enable as usize] == 1).then_some(0)
+                }
                 FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => unreachable!("host-only fields are not step fields"),
             };
             values.push(v);
@@ -216,6 +220,12 @@ impl Reference {
         for w in &c.mem_writes {
             if val[w.enable as usize] == 1 {
                 self.state.mems[w.mem as usize][val[w.addr as usize] as usize] = val[w.data as usize];
+            }
+        }
+        // A clear comes last: the memory is all zeros after the step, its write of this step dropped.
+        for cl in &c.mem_clears {
+            if val[cl.enable as usize] == 1 {
+                self.state.mems[cl.mem as usize].fill(0);
             }
         }
         self.state.regs = next;

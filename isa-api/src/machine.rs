@@ -460,6 +460,16 @@ impl MachineDesc {
                 return Err(bad(format!("write to memory {}: address, data or enable has the wrong width", m.name)));
             }
         }
+        let mut seen_clear = vec![false; self.memories.len()];
+        for mc in &c.mem_clears {
+            let m = self.memories.get(mc.mem as usize).ok_or_else(|| bad(format!("clear of memory {} which does not exist", mc.mem)))?;
+            if std::mem::replace(&mut seen_clear[mc.mem as usize], true) {
+                return Err(bad(format!("memory {} is cleared twice", m.name)));
+            }
+            if node(mc.enable, "a memory clear")? != 1 {
+                return Err(bad(format!("clear of memory {}: the enable must be a 1-bit node", m.name)));
+            }
+        }
         let mut seen_port = vec![false; self.ports.len()];
         for o in &c.outputs {
             let p = self.ports.get(o.port as usize).ok_or_else(|| bad(format!("write to port {} which does not exist", o.port)))?;

@@ -14,8 +14,9 @@
 use std::path::Path;
 
 /// Version of this ABI. A plugin built against another version is refused with
-/// [`PluginError::AbiMismatch`].
-pub const ABI_VERSION: u32 = 2;
+/// [`PluginError::AbiMismatch`]. 2: descriptions may declare devices; 3: circuits may clear memories
+/// (`Circuit::mem_clears`), which an older host would ignore.
+pub const ABI_VERSION: u32 = 3;
 
 /// Name of the exported entry point (NUL-terminated for `dlsym`).
 pub const ENTRY_SYMBOL: &[u8] = b"loom_machine_plugin_entry\0";

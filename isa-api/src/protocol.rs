@@ -3,13 +3,16 @@
 //! A machine step is written as the *changes* it makes, in a fixed field order, and ends with a commit:
 //!
 //! - **Fields.** For every register (in declaration order) its next value; for every memory the circuit writes,
-//!   the write address and then the data; for every output port the circuit writes, the value. Values wider
+//!   the write address and then the data; for every output port the circuit writes, the value; last, for every
+//!   memory the circuit clears, a 1-bit clear field (written as value 0 in a step that clears it). Values wider
 //!   than `chunk_bits` take several fields, low chunk first.
 //! - **Only what changed.** Every step field has a *latest value* (0 before its first token). A register chunk
 //!   is written iff its next value differs from its latest value, so a register that keeps its value costs no
 //!   token. A memory write's address and data chunks are written iff the write is enabled and the chunk differs
 //!   from its latest value; the address's first chunk is also written at the memory's first write ever. An
-//!   enabled output port writes all its chunks; a silent one writes nothing. ([`Protocol::emitted`] is the rule;
+//!   enabled output port writes all its chunks; a silent one writes nothing; a clear is written when enabled.
+//!   A clear resets its memory's write history: the address's first chunk's latest value to 0 and the memory
+//!   to never written, so its next write writes that chunk again. ([`Protocol::emitted`] is the rule;
 //!   [`TraceHistory`] the latest values.)
 //! - **Commit.** Every step field has two tokens per value: *more* (another field of this step follows) and
 //!   *end* (the last token of the step). A step with no changes is the single token `STEP`. At the commit every
@@ -39,6 +42,8 @@ pub enum FieldRole {
     MemData { mem: u32, chunk: u32 },
     /// Chunk of the value written to output port `port` (`NONE` when not written).
     Out { port: u32, chunk: u32 },
+    /// Memory `mem` is cleared this step (1 bit, always written as 0; not written when no clear).
+    MemClear { mem: u32 },
     /// Host-only: chunk of a program-load address for memory `mem`.
     LoadAddr { mem: u32, chunk: u32 },
     /// Host-only: chunk of a program-load word for memory `mem`; the last chunk commits the write.
@@ -127,6 +132,11 @@ impl Protocol {
             let p = &m.ports[o.port as usize];
             let i = o.port;
             push(&mut fields, p.name.clone(), p.width, &|c| FieldRole::Out { port: i, chunk: c }, false);
+        }
+        for c in &m.circuit.mem_clears {
+            let mem = &m.memories[c.mem as usize];
+            let i = c.mem;
+            push(&mut fields, format!("{}_CLEAR", mem.name), 1, &|_| FieldRole::MemClear { mem: i }, false);
         }
         let step_fields = (0..fields.len() as u32).collect();
         for (i, mem) in m.memories.iter().enumerate() {

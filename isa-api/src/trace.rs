@@ -40,6 +40,9 @@ pub struct StepEvents {
     pub writes: Vec<MemWriteEvent>,
     /// Output-port writes `(port, value)`, in protocol order.
     pub outputs: Vec<(u32, u64)>,
+    /// Memories cleared by the step (every word 0 after it; their write of this step is dropped), in protocol
+    /// order.
+    pub clears: Vec<u32>,
 }
 
 impl StepEvents {
@@ -99,8 +102,17 @@ impl TraceHistory {
         for (k, v) in fields.iter().enumerate() {
             if let Some(v) = v {
                 self.latest[k] = *v;
-                if let FieldRole::MemAddr { mem, chunk: 0 } = p.fields[p.step_fields[k] as usize].role {
-                    self.written[mem as usize] = true;
+                match p.fields[p.step_fields[k] as usize].role {
+                    FieldRole::MemAddr { mem, chunk: 0 } => self.written[mem as usize] = true,
+                    FieldRole::MemClear { mem } => {
+                        // The memory's write history starts again: never written, address chunk 0 at 0.
+                        self.written[mem as usize] = false;
+                        let a0 = p.step_fields.iter().position(|&fi| p.fields[fi as usize].role == FieldRole::MemAddr { mem, chunk: 0 });
+                        if let Some(a0) = a0 {
+                            self.latest[a0] = 0;
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -147,7 +159,7 @@ impl Protocol {
                     FieldRole::RegNext { .. } => changed,
                     FieldRole::MemAddr { mem, chunk: 0 } => changed || !hist.written[mem as usize],
                     FieldRole::MemAddr { .. } | FieldRole::MemData { .. } => changed,
-                    FieldRole::Out { .. } => true,
+                    FieldRole::Out { .. } | FieldRole::MemClear { .. } => true,
                     FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => false,
                 };
                 write.then_some(v)
@@ -168,8 +180,9 @@ impl Protocol {
     pub fn step_events(&self, hist: &mut TraceHistory, fields: &[Option<u64>]) -> StepEvents {
         hist.record(self, fields);
         let nregs = self.step_fields.iter().filter_map(|f| if let FieldRole::RegNext { reg, .. } = self.fields[*f as usize].role { Some(reg as usize + 1) } else { None }).max().unwrap_or(0);
-        let mut ev = StepEvents { halted: false, fields: fields.to_vec(), regs: vec![0; nregs], writes: Vec::new(), outputs: Vec::new() };
-        // A memory's write is reported when any of its fields was written this step.
+        let mut ev = StepEvents { halted: false, fields: fields.to_vec(), regs: vec![0; nregs], writes: Vec::new(), outputs: Vec::new(), clears: Vec::new() };
+        // A memory's write is reported when any of its fields was written this step (and it was not cleared
+        // after it: the clear resets `written`).
         let mut now = vec![false; hist.written.len()];
         for (k, &fi) in self.step_fields.iter().enumerate() {
             if let (Some(_), FieldRole::MemAddr { mem, .. } | FieldRole::MemData { mem, .. }) = (fields[k], self.fields[fi as usize].role) {
@@ -191,6 +204,7 @@ impl Protocol {
                     };
                     if matches!(f.role, FieldRole::MemAddr { .. }) { w.addr |= v } else { w.data |= v }
                 }
+                FieldRole::MemClear { mem } if fields[k].is_some() => ev.clears.push(mem),
                 FieldRole::Out { port, chunk } if fields[k].is_some() => {
                     if chunk == 0 {
                         ev.outputs.push((port, 0));
@@ -546,5 +560,95 @@ mod tests {
         let want: Vec<(usize, u32, u64)> = (0..40).flat_map(|s| crate::examples::io8_devices(s).into_iter().map(move |(port, v)| (s, port, v))).collect();
         assert_eq!(got.len(), injected.len());
         assert_eq!(got, want[..got.len()]);
+    }
+}
+
+#[cfg(test)]
+mod clear_tests {
+    use super::*;
+    use crate::eval::Reference;
+    use crate::{CircuitBuilder, MachineDesc, MemoryDesc, RegisterDesc};
+
+    /// A counter `C` that writes `M[C % 4] = C + 1` every step and clears `M` when `C % 3 == 2` (the same
+    /// step's write dropped).
+    fn clearing_machine() -> MachineDesc {
+        let mut b = CircuitBuilder::new();
+        let c = b.reg(0, 4);
+        let one = b.konst(4, 1);
+        let next = b.add(c, one);
+        b.set_next(0, next);
+        let addr = b.slice(c, 0, 2);
+        let on = b.konst(1, 1);
+        b.mem_write(0, addr, next, on);
+        let clear = b.lookup(1, (0..16u64).map(|v| u64::from(v % 3 == 2)).collect(), c);
+        b.mem_clear(0, clear);
+        MachineDesc::new("clearing", vec![RegisterDesc { name: "C".into(), width: 4 }], vec![MemoryDesc { name: "M".into(), word_width: 4, addr_width: 2 }], vec![], b.finish())
+    }
+
+    /// A clear is one token, last in its step; the decoder reports it, drops the step's write of that memory,
+    /// and starts the memory's write history again (its next write writes its address chunk again).
+    #[test]
+    fn a_clear_is_one_token_and_resets_the_write_history() {
+        let d = clearing_machine();
+        d.validate().unwrap();
+        let mut r = Reference::new(d.clone());
+        let p = r.protocol.clone();
+        let clear_field = p.fields.iter().position(|f| f.role == FieldRole::MemClear { mem: 0 }).unwrap() as u32;
+        assert_eq!(*p.step_fields.last().unwrap(), clear_field, "the clear field comes last");
+        let mut dec = StepDecoder::new(&p);
+        dec.push(p.step_token).unwrap();
+        for step in 0..9u64 {
+            let o = r.step();
+            let toks = r.step_tokens(&o);
+            let mut ev = None;
+            for &t in &toks {
+                if let Decoded::Step(s) = dec.push(t).unwrap() {
+                    ev = Some(s);
+                }
+            }
+            let ev = ev.unwrap();
+            let cleared = step % 3 == 2;
+            assert_eq!(ev.clears, if cleared { vec![0] } else { vec![] }, "step {step}");
+            if cleared {
+                assert_eq!(*toks.last().unwrap(), p.encode(clear_field, 0, true), "step {step}: the clear ends the step");
+                assert_eq!(ev.write(0), None, "step {step}: the write is dropped");
+                assert!(r.state.mems[0].iter().all(|w| *w == 0), "step {step}");
+            } else {
+                assert_eq!(ev.write(0), Some(MemWriteEvent { mem: 0, addr: step % 4, data: step + 1 }), "step {step}");
+                assert_eq!(r.state.mems[0][(step % 4) as usize], step + 1);
+            }
+            // After a clear the next write writes its address again, even where it equals the latest one.
+            if step % 3 == 0 && step > 0 {
+                let addr_field = p.fields.iter().position(|f| f.role == FieldRole::MemAddr { mem: 0, chunk: 0 }).unwrap() as u32;
+                assert!(toks.contains(&p.encode(addr_field, step % 4, false)), "step {step}: {toks:?}");
+            }
+        }
+    }
+
+    /// A clear of a memory that does not exist, a second clear and a wide enable are named errors.
+    #[test]
+    fn bad_clears_are_named() {
+        let mem = || vec![MemoryDesc { name: "M".into(), word_width: 4, addr_width: 2 }];
+        let with = |f: &dyn Fn(&mut CircuitBuilder)| {
+            let mut b = CircuitBuilder::new();
+            f(&mut b);
+            MachineDesc::new("bad", vec![], mem(), vec![], b.finish()).validate().unwrap_err().to_string()
+        };
+        let e = with(&|b| {
+            let on = b.konst(1, 1);
+            b.mem_clear(1, on);
+        });
+        assert!(e.contains("clear of memory 1 which does not exist"), "{e}");
+        let e = with(&|b| {
+            let on = b.konst(1, 1);
+            b.mem_clear(0, on);
+            b.mem_clear(0, on);
+        });
+        assert!(e.contains("memory M is cleared twice"), "{e}");
+        let e = with(&|b| {
+            let wide = b.konst(2, 1);
+            b.mem_clear(0, wide);
+        });
+        assert!(e.contains("clear of memory M: the enable must be a 1-bit node"), "{e}");
     }
 }

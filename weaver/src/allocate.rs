@@ -78,6 +78,11 @@ pub struct Head {
     pub query: KeySrc,
     /// beta = 1 exactly where this bit is 1.
     pub enable: Sig,
+    /// A second enable, exclusive with the first (another token class): beta = 1 where either is 1.
+    pub enable_also: Option<Sig>,
+    /// Decay exactly 0 where this bit is 1 (a memory clear's token): the state is zeros before the token's
+    /// write.
+    pub clear: Option<Sig>,
     /// Bits written (value).
     pub value: Vec<Sig>,
     /// Nodes the read bits land in.
@@ -176,6 +181,7 @@ fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64
                 }
             }
             use_at(&h.enable, t);
+            h.enable_also.iter().chain(h.clear.iter()).for_each(|b| use_at(b, t));
             h.value.iter().for_each(|b| use_at(b, t));
         }
     }
@@ -234,6 +240,11 @@ pub fn allocate(
             _ => {}
         }
     }
+    // The token class of each memory's clear field, if the circuit clears it.
+    let clear_class = |mem: u32| -> Option<Sig> {
+        let f = proto.fields.iter().position(|f| f.role == isa_api::FieldRole::MemClear { mem })?;
+        Some(classes[crate::lower::Classes::field(f as u32) as usize])
+    };
     // A field none of whose staged bits is read (an output port's) needs no staging head.
     let read = read_nodes(net);
     for (f, fd) in proto.fields.iter().enumerate() {
@@ -242,14 +253,22 @@ pub fn allocate(
         }
         let cls = classes[crate::lower::Classes::field(f as u32) as usize];
         let mut value: Vec<Sig> = tok_bits[..fd.width as usize].to_vec();
+        // A memory's clear token also writes its first address chunk's staging row, with the token's value (0)
+        // and the written-before flag 0: the memory's latest write is not applied again after the clear.
+        let also = match fd.role {
+            isa_api::FieldRole::MemAddr { mem, chunk: 0 } => clear_class(mem),
+            _ => None,
+        };
         if field_nodes[f].len() > fd.width as usize {
-            value.push(Sig::ONE); // the written-before flag
+            value.push(also.map_or(Sig::ONE, Sig::not)); // the written-before flag
         }
         layers[0].heads.push(Head {
             name: format!("stage {}", fd.name),
             key: KeySrc::Const,
             query: KeySrc::Const,
             enable: cls,
+            enable_also: also,
+            clear: None,
             value,
             out: field_nodes[f].clone(),
             read: None,
@@ -266,6 +285,8 @@ pub fn allocate(
             key: KeySrc::Const,
             query: KeySrc::Const,
             enable: commit,
+            enable_also: None,
+            clear: None,
             value: net.reg_values[r].clone(),
             out: bits.clone(),
             read: None,
@@ -286,6 +307,8 @@ pub fn allocate(
                     key: KeySrc::Addr { bits: c.addr.clone(), block: b },
                     query: KeySrc::Addr { bits: rd.addr.clone(), block: b },
                     enable: c.enable,
+                    enable_also: None,
+                    clear: clear_class(rd.mem),
                     value: c.data.clone(),
                     out: rd.bits.clone(),
                     read: Some(ri as u32),

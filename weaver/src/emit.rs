@@ -4,7 +4,9 @@
 //!   unchanged.
 //! - MLP: a step `[L >= 0]` (L an integer form over ±1 slots) is two units, gates `128·(L+1)` and `128·L`, up
 //!   = the constant slot (1), down `±2/128` into the gate's fresh slot: `relu(L+1) - relu(L)` times 2.
-//! - DeltaNet: conv passes the current token only (tap 3 = 1); `a = -200` (decay exactly 1); `b = 200·(Σ lits
+//! - DeltaNet: conv passes the current token only (tap 3 = 1); `a = -200` (decay exactly 1), and on the heads
+//!   of a memory the circuit clears `a = +200` at its clear token (decay `exp(-softplus(200))` exactly 0: the
+//!   state is zeros before that token's write); `b = 200·(Σ lits
 //!   - (m-1))` over the head's enable bit and, for a memory split into blocks of d_k rows, the literals saying
 //!   the write address's high bits equal the head's block (beta exactly 1 when all hold, else exactly 0:
 //!   sigmoid(<= -200) = 0); q/k channel r = `silu(256·(Σ_j s_j(r)·x_j - (n-1)))` over the address's low
@@ -160,12 +162,28 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
             }
             for (i, hd) in la.heads.iter().enumerate() {
                 // b = 200·(Σ literals - (m - 1)) over the enable bit and the block-select literals: +200
-                // when all hold, <= -200 otherwise.
+                // when all hold, <= -200 otherwise. A second, exclusive enable joins the first as one literal
+                // `x_e + x_also + 1` (±1 since at most one holds).
                 let v = vhead[i];
                 let lits = block_literals(&hd.key, dk, &slot);
                 *b_t.at2_mut(v, cslot) = -BETA_SCALE * lits.len() as f32;
                 for (s, sg) in lits.into_iter().chain([slot(hd.enable)]) {
                     *b_t.at2_mut(v, s) += BETA_SCALE * sg;
+                }
+                if let Some(also) = hd.enable_also {
+                    let (s, sg) = slot(also);
+                    *b_t.at2_mut(v, s) += BETA_SCALE * sg;
+                    *b_t.at2_mut(v, cslot) += BETA_SCALE;
+                }
+            }
+            let a_t = w.get_mut(&format!("{q}.in_proj_a.weight")).unwrap();
+            for (i, hd) in la.heads.iter().enumerate() {
+                // a = A_VALUE, or A_CLEAR where the clear bit is 1: a = A_VALUE + (A_CLEAR - A_VALUE)·(x + 1)/2.
+                if let Some(clear) = hd.clear {
+                    let (s, sg) = slot(clear);
+                    let half = (A_CLEAR - A_VALUE) / 2.0;
+                    *a_t.at2_mut(vhead[i], s) += half * sg;
+                    *a_t.at2_mut(vhead[i], cslot) += half;
                 }
             }
         }

@@ -169,6 +169,11 @@ impl<'a> Lower<'a> {
                     let o = c.outputs.iter().find(|o| o.port == port).expect("protocol from this circuit");
                     FieldOut { bits: sl(&words[o.value as usize]), emit: words[o.enable as usize][0] }
                 }
+                FieldRole::MemClear { mem } => {
+                    // Written (as 0) when the clear is on; its token zeroes the memory's heads (see `emit`).
+                    let cl = c.mem_clears.iter().find(|x| x.mem == mem).expect("protocol from this circuit");
+                    FieldOut { bits: vec![Sig::ZERO], emit: words[cl.enable as usize][0] }
+                }
                 FieldRole::LoadAddr { .. } | FieldRole::LoadData { .. } | FieldRole::In { .. } => unreachable!("not a step field"),
             };
             debug_assert_eq!(k, self.net.outputs.len());

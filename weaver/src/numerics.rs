@@ -16,6 +16,10 @@ pub const Z_GATE: f32 = 128.0;
 pub const BETA_SCALE: f32 = 200.0;
 /// `a` of every head: softplus(-200) = 0, so g = 0 and decay = exp(0) = 1 exactly.
 pub const A_VALUE: f32 = -200.0;
+/// `a` of a cleared memory's heads at its clear token: softplus(200) = 200 (transformers' threshold; or
+/// `inf` where an executor computes `ln(1 + exp(200))` in f32), so g = -exp(A_log)·200 = -200 (A_log = 0) and
+/// decay = exp(-200) = 0 exactly in f32.
+pub const A_CLEAR: f32 = 200.0;
 /// out_proj weight: on entries of a read row leave the gated norm as exactly 2 · 128 = 256 (see `emit`);
 /// 256 · 2^-7 = 2 sets a fresh slot from -1 to +1.
 pub const OUT_SCALE: f32 = 1.0 / 128.0;
@@ -113,6 +117,13 @@ mod tests {
         }
         let softplus = |x: f32| if x > 20.0 { x } else { x.exp().ln_1p() };
         assert_eq!((-1.0f32 * softplus(A_VALUE)).exp(), 1.0);
+        // A clear's decay, as the emitted a-row computes it (A_VALUE + half·(x + 1) for x = ±1), and with
+        // softplus unthresholded (ln(1 + exp(200)) = inf in f32: exp(-inf) is 0 too).
+        let half = (A_CLEAR - A_VALUE) / 2.0;
+        assert_eq!(-half + (A_VALUE + half), A_VALUE);
+        assert_eq!(half + (A_VALUE + half), A_CLEAR);
+        assert_eq!((-1.0f32 * softplus(A_CLEAR)).exp(), 0.0);
+        assert_eq!((-1.0f32 * A_CLEAR.exp().ln_1p()).exp(), 0.0);
         // l2norm of a one-hot of magnitude 256
         let r = 1.0f32 / (256.0f32 * 256.0 + 1e-6).sqrt();
         assert_eq!(256.0 * r, 1.0);

@@ -1,5 +1,6 @@
 //! Property test: random circuits over every IR operation (random widths up to 32 bits, random register
-//! state carried across steps, random memory contents, computed load addresses, memory writes, an output port)
+//! state carried across steps, random memory contents, computed load addresses, memory writes and clears, an
+//! output port)
 //! are woven and run on the sparse executor against the reference evaluator, token for token.
 
 use backends::sparse::SparseModel;
@@ -143,6 +144,13 @@ fn random_machine(seed: u64) -> (MachineDesc, Vec<u64>) {
     let (a, d) = (fit(&mut b, a, 4), fit(&mut b, d, 16));
     let e = b.bit(e, 0);
     b.mem_write(0, a, d, e);
+    // Half the machines also clear the memory, in about a quarter of their steps.
+    if r.below(2) == 0 {
+        let (c1, c2) = (r.pick(&pool), r.pick(&pool));
+        let (c1, c2) = (b.bit(c1, 0), b.bit(c2, 0));
+        let ce = b.and(c1, c2);
+        b.mem_clear(0, ce);
+    }
     let ow = r.pick(&[4u32, 8, 12]);
     let (o, oe) = (r.pick(&pool), r.pick(&pool));
     let o = fit(&mut b, o, ow);
@@ -190,3 +198,4 @@ fn fixed_seeds() {
     }
     eprintln!("{n_seeds} circuits, {n} positions compared, 0 mismatches");
 }
+

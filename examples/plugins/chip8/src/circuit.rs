@@ -7,7 +7,7 @@
 //! | `SP` | register, 4 bits | stack pointer |
 //! | `DT`, `ST` | registers, 8 bits | delay and sound timers |
 //! | `LAST` | register, 8 bits | the last tick count the machine saw |
-//! | `BUSY` | register, 6 bits | micro-step: the row of a `CLS` (32 steps) or `DXYN` (N steps), the byte of `FX33`, `FX55`, `FX65` |
+//! | `BUSY` | register, 6 bits | micro-step: the row of a `DXYN` (N steps), the byte of `FX33`, `FX55`, `FX65` |
 //! | `LFSR` | register, 16 bits | the random generator of `CXNN` |
 //! | `VF` | register, 8 bits | the flag register (V0..VE live in memory `V`) |
 //! | `STOP` | register, 1 bit | a fault was reported: the next step halts |
@@ -20,7 +20,9 @@
 //! | `BEEP` | port, 1 bit | the sound timer turned nonzero (1) or zero (0) |
 //!
 //! One write per memory per step: `8XY4` and the like write VX to `V` and the flag to the `VF` register in the
-//! same step; the instructions that write several bytes or rows are micro-coded over `BUSY`.
+//! same step; the instructions that write several bytes or rows are micro-coded over `BUSY`. `CLS` is one step
+//! that clears `SCREEN` (`mem_clear`): in the woven network, one token whose Gated DeltaNet decay is 0 on the
+//! display's heads.
 
 use isa_api::{CircuitBuilder, CmpKind, DeviceDesc, MachineDesc, MemoryDesc, NodeId, PortDesc, PortRole, ProgramLayout, RegisterDesc, ShiftKind};
 
@@ -152,7 +154,6 @@ pub fn chip8_machine() -> MachineDesc {
 
     // ---- micro-steps ----
     let busy_is = |s: &mut CircuitBuilder, v: u64| s.eq_const(busy, v);
-    let cls_last = busy_is(s, 31);
     let drw_last = {
         let nm1 = {
             let one4 = s.konst(4, 1);
@@ -180,16 +181,14 @@ pub fn chip8_machine() -> MachineDesc {
         s.and(drw, nw)
     };
     let more = {
-        let c1 = s.not(cls_last);
         let c2 = s.not(drw_last);
         let c3 = s.not(f33_last);
         let c4 = s.not(fx_last);
         let f5565 = s.or(f55, f65);
-        let a = s.and(cls, c1);
         let b2 = s.and(draw_runs, c2);
         let c = s.and(f33, c3);
         let d = s.and(f5565, c4);
-        s.any(&[a, b2, c, d])
+        s.any(&[b2, c, d])
     };
     let hold = g(s, more);
     let no_key = s.eq_const(keys, 0);
@@ -266,7 +265,7 @@ pub fn chip8_machine() -> MachineDesc {
     };
     s.mem_write(mem::V, v_addr, v_data, v_mem);
 
-    // ---- the screen: CLS row BUSY, or DXYN row (VY mod 32) + BUSY, clipped ----
+    // ---- the screen: DXYN row (VY mod 32) + BUSY, clipped ----
     let row_sum = {
         let vy5 = s.slice(vy, 0, 5);
         let a = s.zext(vy5, 6);
@@ -277,8 +276,6 @@ pub fn chip8_machine() -> MachineDesc {
         s.not(b5)
     };
     let row = s.slice(row_sum, 0, 5);
-    let busy5 = s.slice(busy, 0, 5);
-    let scr_addr = s.select(cls, busy5, row);
     let cur = s.load(mem::SCREEN, 64, row);
     let mask = {
         let rev: Vec<NodeId> = (0..8).rev().map(|k| s.bit(mb, k)).collect();
@@ -296,13 +293,11 @@ pub fn chip8_machine() -> MachineDesc {
         let nz = s.not(z);
         s.and(draws, nz)
     };
-    let zero64 = s.konst(64, 0);
-    let scr_data = s.select(cls, zero64, drawn);
-    let scr_en = {
-        let a = s.or(cls, draws);
-        g(s, a)
-    };
-    s.mem_write(mem::SCREEN, scr_addr, scr_data, scr_en);
+    let scr_en = g(s, draws);
+    s.mem_write(mem::SCREEN, row, drawn, scr_en);
+    // CLS: one step, whose clear token zeroes the display's Gated DeltaNet state (decay 0).
+    let cls_g = g(s, cls);
+    s.mem_clear(mem::SCREEN, cls_g);
 
     // ---- RAM writes: FX33 digit BUSY, FX55 V[BUSY], at I + BUSY ----
     let digit = {
