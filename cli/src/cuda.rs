@@ -8,7 +8,6 @@
 
 use crate::run::{open_config_or, run_program, weave_config};
 use anyhow::{Context, Result, bail};
-use backends::ExecutorKind;
 use isa_api::front::{Program, RunEnd};
 use isa_simt4::launch::LaunchSpec;
 use std::path::{Path, PathBuf};
@@ -41,15 +40,8 @@ pub struct Args {
     /// Write the trace (prompt, generated tokens) as JSON.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Executor (default: the config's `[run] executor`).
-    #[arg(long)]
-    pub executor: Option<ExecutorKind>,
-    /// Stop after this many machine steps (default: the config's `max_steps`).
-    #[arg(long)]
-    pub max_steps: Option<usize>,
-    /// No progress line on stderr.
-    #[arg(long)]
-    pub no_progress: bool,
+    #[command(flatten)]
+    pub run: crate::run::RunFlags,
 }
 
 /// The built-in config: 4 lanes.
@@ -105,9 +97,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     // Compile first: a kernel error is reported before any weaving.
     let image = machine.load(&program)?;
-    let progress = !a.no_progress;
-    let l = weave_config(&cfg, machine, a.executor, progress)?;
-    let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    let progress = !a.run.no_progress;
+    let l = weave_config(&cfg, machine, a.run.executor, progress)?;
+    let max_steps = a.run.max_steps.unwrap_or(l.max_steps);
     let r = run_program(&l, &image, max_steps, true, progress, "", Default::default())?;
     if let Some(p) = &a.trace {
         std::fs::write(p, serde_json::to_string(&r.out.trace)?).with_context(|| format!("writing {}", p.display()))?;

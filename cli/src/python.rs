@@ -5,7 +5,6 @@
 
 use crate::run::{run_program, weave_config};
 use anyhow::{Context, Result, bail};
-use backends::ExecutorKind;
 use isa_api::front::{Program, RunEnd};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,15 +18,8 @@ pub struct Args {
     /// The program as a string, like `python -c`.
     #[arg(short = 'c', value_name = "CODE")]
     pub code: Option<String>,
-    /// Executor (default: the config's `[run] executor`).
-    #[arg(long)]
-    pub executor: Option<ExecutorKind>,
-    /// Stop after this many machine steps (default: the config's `max_steps`).
-    #[arg(long)]
-    pub max_steps: Option<usize>,
-    /// No progress line on stderr.
-    #[arg(long)]
-    pub no_progress: bool,
+    #[command(flatten)]
+    pub run: crate::run::RunFlags,
 }
 
 /// The built-in config: 256 KiB of RAM at 0x10000.
@@ -57,9 +49,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let image = machine.load(&program).with_context(|| {
         format!("{}: MicroPython needs {} KiB of RAM from 0x10000", cfg.origin, isa_rv32im::examples::MICROPYTHON_RAM / 1024)
     })?;
-    let progress = !a.no_progress;
-    let l = weave_config(&cfg, machine, a.executor, progress)?;
-    let max_steps = a.max_steps.unwrap_or(l.max_steps);
+    let progress = !a.run.no_progress;
+    let l = weave_config(&cfg, machine, a.run.executor, progress)?;
+    let max_steps = a.run.max_steps.unwrap_or(l.max_steps);
     let r = run_program(&l, &image, max_steps, true, progress, "", crate::run::stdin_io(Box::new(std::io::Cursor::new(source))))?;
     let tokens = r.tokens();
     let summary = if r.end == RunEnd::StepLimit { format!("step limit ({max_steps} steps) reached: {}", r.finish.summary) } else { r.finish.summary.clone() };

@@ -102,6 +102,21 @@ fn parse_address(s: &str) -> Result<u64, String> {
     u64::from_str_radix(&digits.replace('_', ""), radix).map_err(|e| format!("{s:?} is not an address ({e})"))
 }
 
+/// The flags of the verbs that run one program on a built-in config (`python`, `cuda`): executor, step limit,
+/// progress line.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct RunFlags {
+    /// Executor (default: the config's `[run] executor`).
+    #[arg(long)]
+    pub executor: Option<ExecutorKind>,
+    /// Stop after this many machine steps (default: the config's `max_steps`).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
 /// Dense executors hold every woven weight as an f32 tensor; above this many parameters a config run is
 /// refused with a pointer to the sparse executor (a checkpoint run with `--model` is the user's explicit choice).
 pub(crate) const DENSE_PARAMETER_LIMIT: usize = 500_000_000;
