@@ -3,7 +3,8 @@
 //! or the greedy token). [`ExecutorKind`] names them, for the CLI's `--executor` and a config's
 //! `[run] executor`; [`build`] and [`open`] make one of any kind.
 //!
-//! Implemented by the sparse CPU executor ([`crate::sparse::SparseModel`]), the incremental one
+//! Implemented by the sparse CPU executor ([`crate::sparse::SparseModel`]), the compiled one (the same model
+//! with its projections compiled by cranelift, [`crate::jit`]), the incremental one
 //! ([`crate::incremental::IncrementalModel`]) and the dense burn model on each
 //! burn backend ([`crate::model::Qwen35Model`], feature `burn`). A new executor implements the trait, adds its
 //! kind here, and passes the conformance suite (`cli/tests/conformance.rs`), which every kind runs.
@@ -24,7 +25,7 @@ pub enum ExecError {
     /// Running a token failed (a token outside the vocabulary).
     #[error("{0}")]
     Run(String),
-    #[error("unknown executor {0:?}: expected sparse, incremental, ndarray, flex or wgpu")]
+    #[error("unknown executor {0:?}: expected sparse, incremental, jit, ndarray, flex or wgpu")]
     Unknown(String),
 }
 
@@ -37,6 +38,9 @@ pub enum ExecutorKind {
     /// The incremental CPU executor: keeps the previous token's activations and recomputes only what the new
     /// token changed, where that is exact (`crate::incremental`).
     Incremental,
+    /// The compiled CPU executor: the sparse executor's step with every projection compiled into native code
+    /// by cranelift when the model is loaded (`crate::jit`).
+    Jit,
     /// The dense burn model on burn-ndarray (the design card's reference backend).
     Ndarray,
     /// The dense burn model on burn-flex (burn 0.22's pure-Rust CPU backend).
@@ -47,9 +51,9 @@ pub enum ExecutorKind {
 
 impl ExecutorKind {
     /// Every kind, in the order the conformance suite runs them.
-    pub const ALL: [ExecutorKind; 5] = [ExecutorKind::Sparse, ExecutorKind::Incremental, ExecutorKind::Ndarray, ExecutorKind::Flex, ExecutorKind::Wgpu];
+    pub const ALL: [ExecutorKind; 6] = [ExecutorKind::Sparse, ExecutorKind::Incremental, ExecutorKind::Jit, ExecutorKind::Ndarray, ExecutorKind::Flex, ExecutorKind::Wgpu];
 
-    /// Parse `sparse`, `incremental`, `ndarray`, `flex` or `wgpu`.
+    /// Parse `sparse`, `incremental`, `jit`, `ndarray`, `flex` or `wgpu`.
     pub fn parse(s: &str) -> Result<Self, ExecError> {
         Self::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| ExecError::Unknown(s.to_string()))
     }
@@ -59,6 +63,7 @@ impl ExecutorKind {
         match self {
             Self::Sparse => "sparse",
             Self::Incremental => "incremental",
+            Self::Jit => "jit",
             Self::Ndarray => "ndarray",
             Self::Flex => "flex",
             Self::Wgpu => "wgpu",
@@ -67,7 +72,7 @@ impl ExecutorKind {
 
     /// Does this executor hold every weight as a dense f32 tensor (memory = 4 bytes x parameters)?
     pub fn is_dense(self) -> bool {
-        !matches!(self, Self::Sparse | Self::Incremental)
+        !matches!(self, Self::Sparse | Self::Incremental | Self::Jit)
     }
 }
 
@@ -156,6 +161,10 @@ pub fn build(kind: ExecutorKind, config: &Qwen35Config, weights: &WeightMap) -> 
             let m = crate::incremental::IncrementalModel::new(config, weights).map_err(|msg| ExecError::Build { kind: "incremental", msg })?;
             Ok(Box::new(m))
         }
+        ExecutorKind::Jit => {
+            let m = crate::sparse::SparseModel::compiled(config, weights).map_err(|msg| ExecError::Build { kind: "jit", msg })?;
+            Ok(Box::new(m))
+        }
         dense => dense_executor(dense, &crate::checkpoint::InMemory { config, weights }),
     }
 }
@@ -164,7 +173,7 @@ pub fn build(kind: ExecutorKind, config: &Qwen35Config, weights: &WeightMap) -> 
 pub fn open(kind: ExecutorKind, dir: &Path) -> Result<Box<dyn Executor>, ExecError> {
     let ck = Checkpoint::open(dir)?;
     match kind {
-        ExecutorKind::Sparse | ExecutorKind::Incremental => {
+        ExecutorKind::Sparse | ExecutorKind::Incremental | ExecutorKind::Jit => {
             let w = ck.weights()?;
             build(kind, ck.config(), &w)
         }
@@ -178,7 +187,7 @@ fn dense_executor(kind: ExecutorKind, src: &dyn crate::checkpoint::TensorSource)
         ExecutorKind::Ndarray => crate::model::BackendKind::Ndarray,
         ExecutorKind::Flex => crate::model::BackendKind::Flex,
         ExecutorKind::Wgpu => crate::model::BackendKind::Wgpu,
-        ExecutorKind::Sparse | ExecutorKind::Incremental => unreachable!("not a dense executor"),
+        ExecutorKind::Sparse | ExecutorKind::Incremental | ExecutorKind::Jit => unreachable!("not a dense executor"),
     };
     let build_err = |e: crate::model::ModelError| ExecError::Build { kind: kind.name(), msg: e.to_string() };
     let device = backend.device().map_err(build_err)?;
@@ -209,9 +218,10 @@ impl Session for SparseSession<'_> {
     }
 }
 
+/// The sparse executor, and compiled ([`crate::sparse::SparseModel::compiled`]) the `jit` one.
 impl Executor for crate::sparse::SparseModel {
     fn kind(&self) -> ExecutorKind {
-        ExecutorKind::Sparse
+        if self.is_compiled() { ExecutorKind::Jit } else { ExecutorKind::Sparse }
     }
     fn config(&self) -> &Qwen35Config {
         crate::sparse::SparseModel::config(self)

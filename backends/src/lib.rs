@@ -7,11 +7,13 @@
 //! - [`executor`]: the one executor interface ([`Executor`], [`Session`], [`ExecutorKind`]).
 //! - [`sparse`]: the sparse CPU executor.
 //! - [`incremental`]: the incremental CPU executor (recomputes only what a token changed, exactly).
+//! - [`jit`]: the compiled CPU executor (every projection compiled into native code by cranelift).
 //! - [`model`] (feature `burn`): the Qwen3.5 text model in burn on ndarray, flex or wgpu.
 pub mod config;
 pub mod executor;
 pub mod sparse;
 pub mod incremental;
+pub mod jit;
 pub mod tensor;
 pub mod checkpoint;
 pub mod random;

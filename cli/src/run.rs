@@ -31,7 +31,7 @@ pub struct Args {
     /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Executor: sparse, incremental, ndarray, flex or wgpu (default: the config's `[run] executor`;
+    /// Executor: sparse, incremental, jit, ndarray, flex or wgpu (default: the config's `[run] executor`;
     /// incremental with --model).
     #[arg(long)]
     pub executor: Option<ExecutorKind>,

@@ -1,12 +1,12 @@
-//! The executor conformance suite: every executor (`backends::ExecutorKind`: sparse, ndarray, flex, and wgpu
-//! with `WEAVER_WGPU=1`) runs the same checks through the one executor interface (`backends::Executor`), so a
+//! The executor conformance suite: every executor (`backends::ExecutorKind`: sparse, incremental, jit,
+//! ndarray, flex, and wgpu with `WEAVER_WGPU=1`) runs the same checks through the one executor interface (`backends::Executor`), so a
 //! new executor is added by implementing the trait and passing this file.
 //!
 //! 1. the shared fixtures against transformers: each position's logits of token-by-token decoding within a
 //!    relative error of 1e-4 of the reference transformers wrote; a batch of two sequences decodes as each alone;
 //! 2. the woven acc8 machine in lockstep with its reference evaluator: every generated position equal;
 //! 3. a woven RV32 program (1 KiB machine: `exit(12)` after a few ALU instructions) replayed against the
-//!    reference interpreter and the circuit's reference: on the sparse and incremental executors always; the dense executors
+//!    reference interpreter and the circuit's reference: on the sparse, incremental and jit executors always; the dense executors
 //!    hold its 0.8 G parameters as f32 (3.2 GB), so they run it with `LOOM_CONFORMANCE_DENSE_RV32=1`
 //!    (sparse, ndarray and flex together: 125 s and 3.9 GB peak on 2 cores, 2026-12-01).
 
@@ -115,7 +115,7 @@ fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
     for kind in kinds() {
         let ex = backends::executor::build(kind, &woven.config, &woven.weights).unwrap();
         let steps = match kind {
-            ExecutorKind::Sparse | ExecutorKind::Incremental => 3000,
+            ExecutorKind::Sparse | ExecutorKind::Incremental | ExecutorKind::Jit => 3000,
             ExecutorKind::Flex => 1000,
             ExecutorKind::Ndarray => 300,
             ExecutorKind::Wgpu => 12,
@@ -126,10 +126,11 @@ fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
     }
 }
 
-/// On woven weights the incremental executor's logits are the sparse executor's, bit for bit, at every
-/// position, and nearly every product is an incremental update (only the first token's are full).
+/// On woven weights the incremental and the jit executors' logits are the sparse executor's, bit for bit, at
+/// every position, and nearly every product of the incremental one is an incremental update (only the first
+/// token's are full).
 #[test]
-fn incremental_logits_equal_the_sparse_executors_bit_for_bit() {
+fn incremental_and_jit_logits_equal_the_sparse_executors_bit_for_bit() {
     let acc8 = isa_api::examples::acc8();
     let prog: Vec<u64> = isa_api::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
     let acc8_image = LoadImage::of_loads(vec![MemLoad { mem: 0, base: 0, words: prog }]);
@@ -143,21 +144,28 @@ fn incremental_logits_equal_the_sparse_executors_bit_for_bit() {
         let woven = weaver::weave(desc, &weaver::WeaveOptions::default()).unwrap();
         let sparse = backends::executor::build(ExecutorKind::Sparse, &woven.config, &woven.weights).unwrap();
         let inc = backends::executor::build(ExecutorKind::Incremental, &woven.config, &woven.weights).unwrap();
+        let jit = backends::executor::build(ExecutorKind::Jit, &woven.config, &woven.weights).unwrap();
         drop(woven.weights);
         let proto = isa_api::Protocol::of(desc);
-        let (mut a, mut b) = (sparse.session(), inc.session());
+        let (mut a, mut b, mut j) = (sparse.session(), inc.session(), jit.session());
         let mut positions = 0usize;
-        let mut diverged = None;
+        let (mut diverged, mut jit_diverged) = (None, None);
+        let same = |x: &[f32], y: &[f32]| x.len() == y.len() && x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
         let out = host::run(&proto, &image.prompt(&proto), steps, |t| {
-            let (la, lb) = (a.step(t)?, b.step(t)?);
-            if diverged.is_none() && la.iter().zip(&lb).any(|(x, y)| x.to_bits() != y.to_bits()) {
+            let (la, lb, lj) = (a.step(t)?, b.step(t)?, j.step(t)?);
+            if diverged.is_none() && !same(&la, &lb) {
                 diverged = Some(positions);
+            }
+            if jit_diverged.is_none() && !same(&la, &lj) {
+                jit_diverged = Some(positions);
             }
             positions += 1;
             Ok::<_, backends::ExecError>(backends::sparse::argmax(&la))
         })
         .unwrap();
-        assert_eq!(diverged, None, "{}: logits differ at position {diverged:?}", desc.name);
+        assert_eq!(diverged, None, "{}: incremental logits differ at position {diverged:?}", desc.name);
+        assert_eq!(jit_diverged, None, "{}: jit logits differ at position {jit_diverged:?}", desc.name);
+        assert_eq!(j.position(), positions);
         let c: std::collections::HashMap<_, _> = b.counters().into_iter().collect();
         let per_token = c["incremental_products"] + c["full_products"];
         assert_eq!(c["tokens"] as usize, positions);

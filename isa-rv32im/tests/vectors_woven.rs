@@ -1,6 +1,7 @@
 //! The 471 riscv-tests operand/result vectors (rv32ui, rv32um, rv32uzba) from `$WEAVER_TESTDATA/riscv`, run on
 //! the WOVEN machine: the default 64 KiB RV32IM+Zba machine woven into Qwen3.5 weights, decoded on the sparse
-//! executor and on the incremental executor, which must generate the same trace, token for token. Each vector is its own run: the instruction word is loaded into RAM and the operands into x1, x2
+//! executor, on the incremental executor and on the compiled (jit) one, which must generate the same trace,
+//! token for token. Each vector is its own run: the instruction word is loaded into RAM and the operands into x1, x2
 //! as load tokens, then the machine runs until the instruction retires (`BUSY` = 0; a division takes 10 steps); that step must write the vector's expected result to x3
 //! (register-register and immediate instructions) or move pc by +8 / +4 (branch taken / not taken). The
 //! expected values come from the vectors file (riscv-tests' own macros), not from our interpreter.
@@ -26,6 +27,7 @@ fn riscv_tests_vectors_on_the_woven_machine() {
     let woven = weaver::weave(&desc, &weaver::WeaveOptions::default()).unwrap();
     let model = SparseModel::new(&woven.config, &woven.weights).unwrap();
     let incremental = IncrementalModel::new(&woven.config, &woven.weights).unwrap();
+    let jit = SparseModel::compiled(&woven.config, &woven.weights).unwrap();
     drop(woven.weights);
     let proto = &woven.protocol;
     let (mut passed, mut tokens) = (0usize, 0usize);
@@ -54,6 +56,9 @@ fn riscv_tests_vectors_on_the_woven_machine() {
         let mut ist = incremental.new_state();
         let inc = host::run(proto, &prompt, 100, |t| incremental.step_argmax(&mut ist, t)).unwrap();
         assert_eq!(inc.trace.generated, out.trace.generated, "{label}: the incremental executor's trace differs from the sparse one's");
+        let mut jst = jit.new_state();
+        let compiled = host::run(proto, &prompt, 100, |t| jit.step_argmax(&mut jst, t)).unwrap();
+        assert_eq!(compiled.trace.generated, out.trace.generated, "{label}: the jit executor's trace differs from the sparse one's");
         // The first step after which BUSY is 0 retired the instruction: its pc and register-file write, read
         // through the protocol's one decoder.
         let retired = match proto.decode_steps(&out.trace.generated) {
@@ -73,7 +78,7 @@ fn riscv_tests_vectors_on_the_woven_machine() {
             failures.push(format!("{label}: {op} {a:#x}, {b:#x}: expected {expected:#x}, trace {}", show.join(" ")));
         }
     }
-    eprintln!("riscv-tests vectors on the woven machine (sparse and incremental executors, equal traces): {passed}/{} passed, {tokens} tokens each", vectors.len());
+    eprintln!("riscv-tests vectors on the woven machine (sparse, incremental and jit executors, equal traces): {passed}/{} passed, {tokens} tokens each", vectors.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(passed, 471);
 }

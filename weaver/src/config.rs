@@ -13,7 +13,7 @@
 //! hf_compatible = true        # `loom weave` adds one inert full-attention layer (default true)
 //!
 //! [run]
-//! executor = "incremental"    # incremental (default) | sparse | ndarray | flex | wgpu
+//! executor = "incremental"    # incremental (default) | sparse | jit | ndarray | flex | wgpu
 //! max_steps = 100000000
 //! ```
 //!

@@ -3,6 +3,7 @@
 
 use super::matrix::SparseMatrix;
 use crate::config::{LayerType, Qwen35Config};
+use crate::jit::{CompiledMatrix, Compiler, Form};
 use crate::tensor::{HostTensor, WeightMap};
 
 pub(crate) fn silu(x: f32) -> f32 {
@@ -32,10 +33,34 @@ pub(crate) fn rms_norm(x: &[f32], one_plus_w: &[f32], eps: f32) -> Vec<f32> {
     x.iter().zip(one_plus_w).map(|(v, g)| (v * r) * g).collect()
 }
 
+/// A projection as the step multiplies it: its sparse matrix, and in a compiled model its native code
+/// ([`crate::jit`]), which then computes every product. Reads as the matrix (shape, nonzeros, rows).
+struct Proj {
+    m: SparseMatrix,
+    code: Option<CompiledMatrix>,
+}
+
+impl Proj {
+    /// `y = W x`: the compiled code where there is some, else the sparse matrix's product.
+    fn matvec(&self, x: &[f32]) -> Vec<f32> {
+        match &self.code {
+            Some(c) => c.matvec(x),
+            None => self.m.matvec(x),
+        }
+    }
+}
+
+impl std::ops::Deref for Proj {
+    type Target = SparseMatrix;
+    fn deref(&self) -> &SparseMatrix {
+        &self.m
+    }
+}
+
 struct Mlp {
-    gate: SparseMatrix,
-    up: SparseMatrix,
-    down: SparseMatrix,
+    gate: Proj,
+    up: Proj,
+    down: Proj,
 }
 
 impl Mlp {
@@ -49,30 +74,30 @@ impl Mlp {
 }
 
 struct DeltaNet {
-    qkv: SparseMatrix,
+    qkv: Proj,
     /// Conv channels whose `in_proj_qkv` row has a nonzero. Every other channel's input, conv window and
     /// SiLU output stay exactly 0, so they are skipped.
     active: Vec<u32>,
     /// Per conv channel: some tap before the current one is nonzero. Channels without history compute
     /// `w_last * x` (the zero taps add exactly 0) and keep no window.
     history: Vec<bool>,
-    z: SparseMatrix,
-    b: SparseMatrix,
-    a: SparseMatrix,
+    z: Proj,
+    b: Proj,
+    a: Proj,
     /// `[conv_dim, kernel]`.
     conv: Vec<f32>,
     dt_bias: Vec<f32>,
     /// `-exp(A_log)` per value head.
     neg_a: Vec<f32>,
     norm_w: Vec<f32>,
-    out: SparseMatrix,
+    out: Proj,
 }
 
 struct Attention {
-    q: SparseMatrix,
-    k: SparseMatrix,
-    v: SparseMatrix,
-    o: SparseMatrix,
+    q: Proj,
+    k: Proj,
+    v: Proj,
+    o: Proj,
     q_norm: Vec<f32>,
     k_norm: Vec<f32>,
 }
@@ -95,8 +120,10 @@ pub struct SparseModel {
     embed: HostTensor,
     layers: Vec<Layer>,
     final_norm: Vec<f32>,
-    lm_head: SparseMatrix,
+    lm_head: Proj,
     inv_freq: Vec<f32>,
+    /// Built by [`Self::compiled`] (the `jit` executor).
+    compiled: bool,
 }
 
 /// Per-sequence caches: DeltaNet conv windows and recurrent states, attention KV caches, position.
@@ -162,11 +189,41 @@ impl SparseModel {
     /// Prepare `weights` (named as `Qwen3_5ForCausalLM` names them) for decoding. Errors name a missing or
     /// misshapen tensor.
     pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
+        Self::build(cfg, weights, None)
+    }
+
+    /// [`Self::new`] with its projections compiled into native code by cranelift (the `jit` executor, see
+    /// [`crate::jit`]; those above [`crate::jit::COMPILE_MAX_NNZ`] nonzeros keep the sparse product): the same
+    /// step, the same logits on woven checkpoints. Errors as [`Self::new`], and
+    /// where cranelift cannot compile for this CPU.
+    pub fn compiled(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
+        let jit = Compiler::new().map_err(|e| e.to_string())?;
+        Self::build(cfg, weights, Some(&jit))
+    }
+
+    /// Was the model built by [`Self::compiled`]?
+    pub fn is_compiled(&self) -> bool {
+        self.compiled
+    }
+
+    fn build(cfg: &Qwen35Config, weights: &WeightMap, jit: Option<&Compiler>) -> Result<Self, String> {
         let w = CheckedWeights::new(cfg, weights)?;
         let get = |name: &str| w.get(name);
-        // CSC for projections of sparse activations (down, out, o), CSR for those of the normed residual.
-        let sp = |name: &str| -> Result<SparseMatrix, String> { Ok(SparseMatrix::from_dense(get(name)?)) };
-        let spr = |name: &str| -> Result<SparseMatrix, String> { Ok(SparseMatrix::from_dense(get(name)?).into_row_major()) };
+        // Projections of sparse activations (down, out, o): CSC, or compiled by columns; those of the normed
+        // residual: CSR, or compiled by rows. A compiled model compiles the projections of up to
+        // `COMPILE_MAX_NNZ` nonzeros; larger ones keep the data-driven product, which is faster there.
+        let proj = |m: SparseMatrix, form: Form, name: &str| -> Result<Proj, String> {
+            match jit {
+                Some(j) if m.nnz() <= crate::jit::COMPILE_MAX_NNZ => {
+                    let code = j.compile(&m, form, name).map_err(|e| e.to_string())?;
+                    Ok(Proj { m, code: Some(code) })
+                }
+                _ if form == Form::Rows => Ok(Proj { m: m.into_row_major(), code: None }),
+                _ => Ok(Proj { m, code: None }),
+            }
+        };
+        let sp = |name: &str| -> Result<Proj, String> { proj(SparseMatrix::from_dense(get(name)?), Form::Columns, name) };
+        let spr = |name: &str| -> Result<Proj, String> { proj(SparseMatrix::from_dense(get(name)?), Form::Rows, name) };
         let one_plus = |name: &str| w.one_plus(name);
         let mut layers = Vec::new();
         for (i, lt) in cfg.layer_types.iter().enumerate() {
@@ -213,12 +270,8 @@ impl SparseModel {
             });
         }
         let embed = get("model.embed_tokens.weight")?.clone();
-        let lm_head = if cfg.tie_word_embeddings {
-            SparseMatrix::from_dense(&embed).into_row_major()
-        } else {
-            spr("lm_head.weight")?
-        };
-        Ok(Self { cfg: cfg.clone(), embed, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq: rope_inv_freq(cfg) })
+        let lm_head = if cfg.tie_word_embeddings { proj(SparseMatrix::from_dense(&embed), Form::Rows, "lm_head (tied)")? } else { spr("lm_head.weight")? };
+        Ok(Self { cfg: cfg.clone(), embed, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq: rope_inv_freq(cfg), compiled: jit.is_some() })
     }
 
     /// The model's configuration.
@@ -244,7 +297,7 @@ impl SparseModel {
         let mut v = vec![("lm_head.weight".to_string(), self.lm_head.nnz())];
         for (i, l) in self.layers.iter().enumerate() {
             let p = format!("model.layers.{i}");
-            let mut push = |n: &str, m: &SparseMatrix| v.push((format!("{p}.{n}"), m.nnz()));
+            let mut push = |n: &str, m: &Proj| v.push((format!("{p}.{n}"), m.nnz()));
             push("mlp.gate_proj.weight", &l.mlp.gate);
             push("mlp.up_proj.weight", &l.mlp.up);
             push("mlp.down_proj.weight", &l.mlp.down);
