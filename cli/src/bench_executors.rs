@@ -81,7 +81,6 @@ pub fn run(a: Args) -> Result<()> {
                 prepare_s: weave_s,
                 build_s,
                 from_checkpoint: false,
-                cached: false,
                 max_steps,
             },
         };
