@@ -128,7 +128,8 @@ fn every_executor_runs_acc8_in_lockstep_with_its_reference() {
 
 /// On woven weights the incremental and the jit executors' logits are the sparse executor's, bit for bit, at
 /// every position, and nearly every product of the incremental one is an incremental update (only the first
-/// token's are full).
+/// token's are full). A second incremental session takes the greedy token (`step_argmax`: its split lm_head)
+/// and, every seventh position, the logits instead; its token is the sparse logits' argmax at every position.
 #[test]
 fn incremental_and_jit_logits_equal_the_sparse_executors_bit_for_bit() {
     let acc8 = isa_api::examples::acc8();
@@ -147,9 +148,9 @@ fn incremental_and_jit_logits_equal_the_sparse_executors_bit_for_bit() {
         let jit = backends::executor::build(ExecutorKind::Jit, &woven.config, &woven.weights).unwrap();
         drop(woven.weights);
         let proto = isa_api::Protocol::of(desc);
-        let (mut a, mut b, mut j) = (sparse.session(), inc.session(), jit.session());
+        let (mut a, mut b, mut j, mut g) = (sparse.session(), inc.session(), jit.session(), inc.session());
         let mut positions = 0usize;
-        let (mut diverged, mut jit_diverged) = (None, None);
+        let (mut diverged, mut jit_diverged, mut greedy_diverged) = (None, None, None);
         let same = |x: &[f32], y: &[f32]| x.len() == y.len() && x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
         let out = host::run(&proto, &image.prompt(&proto), steps, |t| {
             let (la, lb, lj) = (a.step(t)?, b.step(t)?, j.step(t)?);
@@ -159,12 +160,18 @@ fn incremental_and_jit_logits_equal_the_sparse_executors_bit_for_bit() {
             if jit_diverged.is_none() && !same(&la, &lj) {
                 jit_diverged = Some(positions);
             }
+            let want = backends::sparse::argmax(&la);
+            let greedy = if positions % 7 == 6 { backends::sparse::argmax(&g.step(t)?) } else { g.step_argmax(t)? };
+            if greedy_diverged.is_none() && greedy != want {
+                greedy_diverged = Some(positions);
+            }
             positions += 1;
-            Ok::<_, backends::ExecError>(backends::sparse::argmax(&la))
+            Ok::<_, backends::ExecError>(want)
         })
         .unwrap();
         assert_eq!(diverged, None, "{}: incremental logits differ at position {diverged:?}", desc.name);
         assert_eq!(jit_diverged, None, "{}: jit logits differ at position {jit_diverged:?}", desc.name);
+        assert_eq!(greedy_diverged, None, "{}: incremental greedy token differs at position {greedy_diverged:?}", desc.name);
         assert_eq!(j.position(), positions);
         let c: std::collections::HashMap<_, _> = b.counters().into_iter().collect();
         let per_token = c["incremental_products"] + c["full_products"];

@@ -30,6 +30,7 @@
 
 pub mod classes;
 pub mod exact;
+pub mod factored;
 pub mod model;
 pub mod tracked;
 

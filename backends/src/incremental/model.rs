@@ -2,6 +2,7 @@
 //! activations and caches.
 
 use super::classes::RowClasses;
+use super::factored::{FactoredHead, FactoredState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
@@ -102,15 +103,19 @@ fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut
 
 impl Projection {
     fn new(t: &HostTensor) -> Self {
-        let m = SparseMatrix::from_dense(t);
-        let (_, _, vals) = m.csc().expect("from_dense is CSC");
+        Self::from_matrix(SparseMatrix::from_dense(t))
+    }
+
+    /// From a CSC matrix.
+    fn from_matrix(m: SparseMatrix) -> Self {
+        let (_, _, vals) = m.csc().expect("CSC");
         let exp = weight_exp(vals);
         let col_max = column_max(&m);
         let classes = RowClasses::find(&m).map(|rc| {
             let cm = column_max(&rc.ext);
             (rc, cm)
         });
-        let (ptr, _, _) = m.csc().expect("from_dense is CSC");
+        let (ptr, _, _) = m.csc().expect("CSC");
         let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
         Self { m, exp, col_max, classes, used }
     }
@@ -336,7 +341,11 @@ fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
 
 struct DeltaNet {
     qkv: Projection,
+    /// `in_proj_z`, or when every value head's `d_v` rows are identical ([`z_per_head`]) one row per head
+    /// `[nv, hidden]` (`z_per_head` set): equal rows give equal products bit for bit, so each head's gate
+    /// is that row's value in every entry.
     z: Projection,
+    z_per_head: bool,
     b: Projection,
     a: Projection,
     out: Projection,
@@ -354,6 +363,39 @@ struct DeltaNet {
     norm_w: Vec<f32>,
     /// Every gated-norm weight is finite (a head gated off then outputs only zeros).
     norm_w_finite: bool,
+}
+
+/// `in_proj_z` `[nv * dv, hidden]` (CSC) as one row per value head `[nv, hidden]`, when each head's `dv`
+/// rows are identical (bit for bit); `None` otherwise.
+fn z_per_head(m: &SparseMatrix, dv: usize) -> Option<SparseMatrix> {
+    let (ptr, idx, vals) = m.csc()?;
+    let (rows, cols) = m.shape();
+    if dv <= 1 || rows % dv != 0 {
+        return None;
+    }
+    let (mut pp, mut pi, mut pv) = (vec![0u32], Vec::new(), Vec::new());
+    for c in 0..cols {
+        let (a, b) = (ptr[c] as usize, ptr[c + 1] as usize);
+        // Column c: every head holds either all of its dv rows with one weight, or none.
+        let mut p = a;
+        while p < b {
+            let r = idx[p] as usize;
+            let (h, w) = (r / dv, vals[p]);
+            if !r.is_multiple_of(dv) || p + dv > b {
+                return None;
+            }
+            for k in 0..dv {
+                if idx[p + k] as usize != h * dv + k || vals[p + k].to_bits() != w.to_bits() {
+                    return None;
+                }
+            }
+            pi.push(h as u32);
+            pv.push(w);
+            p += dv;
+        }
+        pp.push(pi.len() as u32);
+    }
+    Some(SparseMatrix::from_csc(rows / dv, cols, pp, pi, pv))
 }
 
 struct Attention {
@@ -398,7 +440,25 @@ pub struct IncrementalModel {
     layers: Vec<Layer>,
     final_norm: Vec<f32>,
     lm_head: Projection,
+    /// The lm_head's sign-product groups and its other rows, for the greedy token ([`FactoredHead`]).
+    head: Option<SplitHead>,
     inv_freq: Vec<f32>,
+}
+
+/// The lm_head as sign-product groups plus the plain rows as an incremental projection.
+struct SplitHead {
+    groups: FactoredHead,
+    plain: Projection,
+}
+
+/// Per sequence: the groups' kept maxima, the plain rows' logits and their first maximum.
+#[derive(Clone)]
+struct SplitHeadState {
+    groups: FactoredState,
+    plain: ProjState,
+    plain_argmax: ArgmaxBlocks,
+    /// The last token ran the full lm_head instead ([`IncrementalModel::step`]): recompute everything.
+    stale: bool,
 }
 
 #[derive(Clone)]
@@ -424,6 +484,8 @@ struct DeltaState {
     bounded: Vec<bool>,
     /// Per value head: its output `o` is `+0` in every entry.
     o_zero: Vec<bool>,
+    /// Scratch `[d_v]`: a head's gate `z` when `in_proj_z` is held per head.
+    z_head: Vec<f32>,
     /// Gated-norm output of every value head `[nv * d_v]`, the input of `out_proj`.
     o: Tracked,
     /// Per key head: its q or k input changed this token / its normalised q changed; per value head: its z
@@ -516,6 +578,8 @@ pub struct IncrementalState {
     logits: ProjState,
     /// The logits' first maximum, kept per block.
     argmax: ArgmaxBlocks,
+    /// With a split lm_head: what [`IncrementalModel::step_argmax`] keeps instead of the logits.
+    head: Option<SplitHeadState>,
     counters: Counters,
 }
 
@@ -622,9 +686,15 @@ impl IncrementalModel {
                     let has_history = conv_history(&conv, k);
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
+                    let z_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_z.weight"))?);
+                    let (z, z_per_head) = match z_per_head(&z_full, cfg.linear_value_head_dim) {
+                        Some(m) => (Projection::from_matrix(m), true),
+                        None => (Projection::from_matrix(z_full), false),
+                    };
                     Mixer::Linear(DeltaNet {
                         qkv,
-                        z: proj(&format!("{a}.in_proj_z.weight"))?,
+                        z,
+                        z_per_head,
                         b: proj(&format!("{a}.in_proj_b.weight"))?,
                         a: proj(&format!("{a}.in_proj_a.weight"))?,
                         out: proj(&format!("{a}.out_proj.weight"))?,
@@ -661,6 +731,10 @@ impl IncrementalModel {
         }
         let embed = get("model.embed_tokens.weight")?.clone();
         let lm_head = if cfg.tie_word_embeddings { Projection::new(&embed) } else { proj("lm_head.weight")? };
+        let head = FactoredHead::find(&lm_head.m).map(|groups| {
+            let plain = Projection::from_matrix(groups.plain_matrix.clone());
+            SplitHead { groups, plain }
+        });
         let hsz = cfg.hidden_size;
         let row0 = &embed.data[..hsz];
         let embed_diff = embed
@@ -671,7 +745,7 @@ impl IncrementalModel {
                 (d.len() <= hsz / 4).then_some(d)
             })
             .collect();
-        Ok(Self { cfg: cfg.clone(), embed, embed_diff, layers, final_norm: one_plus("model.norm.weight")?, lm_head, inv_freq: rope_inv_freq(cfg) })
+        Ok(Self { cfg: cfg.clone(), embed, embed_diff, layers, final_norm: one_plus("model.norm.weight")?, lm_head, head, inv_freq: rope_inv_freq(cfg) })
     }
 
     /// The model's configuration.
@@ -728,6 +802,7 @@ impl IncrementalModel {
                         visit: Vec::new(),
                         visit_mark: vec![false; nv],
                         head_out: vec![0.0; dv],
+                        z_head: vec![0.0; dv],
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
                         q: ProjState::new(&a.q),
@@ -755,6 +830,7 @@ impl IncrementalModel {
             final_norm: NormState::new(hsz),
             logits: ProjState::new(&self.lm_head),
             argmax: ArgmaxBlocks::default(),
+            head: self.head.as_ref().map(|h| SplitHeadState { groups: FactoredState::default(), plain: ProjState::new(&h.plain), plain_argmax: ArgmaxBlocks::default(), stale: true }),
             counters: Counters::default(),
         }
     }
@@ -762,19 +838,69 @@ impl IncrementalModel {
     /// Feed one token; returns the logits `[vocab]` of the next token. Errors on a token id outside the
     /// vocabulary.
     pub fn step<'s>(&self, st: &'s mut IncrementalState, token: u32) -> Result<&'s [f32], String> {
-        self.forward(st, token)?;
+        let first = self.forward(st, token)?;
+        self.lm_head.update(&mut st.logits, &st.final_norm.x, first, &mut st.counters);
         st.argmax.reset(); // this token's changes are not in the argmax blocks: rebuild them next time
+        if let Some(h) = &mut st.head {
+            h.stale = true;
+        }
         Ok(&st.logits.y.v)
     }
 
     /// Feed one token; returns the greedy next token: [`crate::sparse::argmax`]'s (the first maximum, as
-    /// `torch.argmax`), kept per block of logits so that only blocks holding a changed logit are scanned.
+    /// `torch.argmax`). With a split lm_head ([`FactoredHead`]) from the groups' kept maxima and the plain
+    /// rows' logits; else from the logits kept per block, so that only blocks holding a changed logit are
+    /// scanned.
     pub fn step_argmax(&self, st: &mut IncrementalState, token: u32) -> Result<u32, String> {
-        self.forward(st, token)?;
-        Ok(st.argmax.update(&st.logits.y.v, st.logits.y.ch()))
+        let first = self.forward(st, token)?;
+        let (Some(split), Some(hs)) = (&self.head, &mut st.head) else {
+            self.lm_head.update(&mut st.logits, &st.final_norm.x, first, &mut st.counters);
+            return Ok(st.argmax.update(&st.logits.y.v, st.logits.y.ch()));
+        };
+        // The full logits are not kept: a later `step` computes them in full.
+        st.logits.exact = false;
+        st.argmax.reset();
+        let x = &st.final_norm.x;
+        let n = &mut st.counters;
+        let redo = first || hs.stale;
+        if redo {
+            hs.groups.invalidate();
+            hs.plain_argmax.reset();
+        }
+        hs.stale = false;
+        split.plain.update(&mut hs.plain, x, redo, n);
+        let mut plain_best = None;
+        if !split.groups.plain.is_empty() {
+            let v = &hs.plain.y.v;
+            let i = hs.plain_argmax.update(v, hs.plain.y.ch()) as usize;
+            if v[0].is_nan() {
+                if split.groups.plain[0] == 0 {
+                    return Ok(0); // argmax keeps index 0: nothing compares greater than NaN
+                }
+                return Ok(self.full_argmax(x, n));
+            }
+            plain_best = Some((v[i], split.groups.plain[i]));
+        }
+        let Some(group_best) = split.groups.update(&mut hs.groups, &x.v, x.ch(), &mut n.weights_read) else {
+            return Ok(self.full_argmax(x, n));
+        };
+        Ok(match plain_best {
+            Some((pv, pr)) if pv > group_best.0 || (pv == group_best.0 && pr < group_best.1) => pr,
+            _ => group_best.1,
+        })
     }
 
-    fn forward(&self, st: &mut IncrementalState, token: u32) -> Result<(), String> {
+    /// The full lm_head product and its first maximum (the split head's fallback on NaN).
+    fn full_argmax(&self, x: &Tracked, n: &mut Counters) -> u32 {
+        let mut abs = vec![0f64; self.lm_head.rows()];
+        let y = full_product(&self.lm_head.m, &x.v, &mut abs);
+        n.full_products += 1;
+        n.weights_read += self.lm_head.m.nnz() as u64;
+        crate::sparse::argmax(&y)
+    }
+
+    /// Every stage up to the final norm (`st.final_norm.x`); returns whether this was the first token.
+    fn forward(&self, st: &mut IncrementalState, token: u32) -> Result<bool, String> {
         let c = &self.cfg;
         let hsz = c.hidden_size;
         let t = token as usize;
@@ -837,9 +963,8 @@ impl IncrementalModel {
         }
         let last = &st.h[2 * self.layers.len()];
         st.final_norm.update(last, &self.final_norm, eps, first);
-        self.lm_head.update(&mut st.logits, &st.final_norm.x, first, n);
         st.position += 1;
-        Ok(())
+        Ok(first)
     }
 
     #[inline(never)]
@@ -900,8 +1025,9 @@ impl IncrementalModel {
                 k_dirty[(ch - key_dim) / dk] = true;
             }
         }
+        let z_rows = if d.z_per_head { 1 } else { dv };
         for &j in ds.z.y.ch() {
-            z_dirty[j as usize / dv] = true;
+            z_dirty[j as usize / z_rows] = true;
         }
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
         let same = |a: &Option<Vec<(u32, f32)>>, b: &Option<Vec<(u32, f32)>>| match (a, b) {
@@ -961,7 +1087,7 @@ impl IncrementalModel {
                 for (ki, _) in q_changed.iter().enumerate().filter(|(_, c)| **c) {
                     (ki * per_k..(ki + 1) * per_k).for_each(&mut add);
                 }
-                z.y.ch().iter().for_each(|j| add(*j as usize / dv));
+                z.y.ch().iter().for_each(|j| add(*j as usize / z_rows));
             }
         }
         let v = &ds.act.v[2 * key_dim..];
@@ -989,7 +1115,12 @@ impl IncrementalModel {
             if !(first || s_changed || ds.q_changed[ki] || ds.z_dirty[hv]) {
                 continue;
             }
-            let zh = &ds.z.y.v[hv * dv..(hv + 1) * dv];
+            let zh = if d.z_per_head {
+                ds.z_head.fill(ds.z.y.v[hv]);
+                &ds.z_head[..]
+            } else {
+                &ds.z.y.v[hv * dv..(hv + 1) * dv]
+            };
             // A head whose output gate is exactly 0 everywhere (silu(z) = ±0: z = ±0 or z < -89, see
             // `sparse::model::silu`) outputs only signed zeros when its read is finite, which its bounded
             // state and finite norm weights guarantee; `out_proj` skips zeros of either sign (a change

@@ -1,0 +1,435 @@
+//! [`FactoredHead`]: the greedy token of an lm_head whose rows come in *sign products*, found without
+//! computing every logit.
+//!
+//! A woven lm_head scores the `2^w` values of a `w`-bit trace field with rows that share everything except
+//! the signs of `w` weights: row `v` has `+|w_j|` on bit slot `j` where bit `j` of `v` is set and `-|w_j|`
+//! where it is clear. When one bit slot changes, all `2^w` logits change, yet the largest of them is simply
+//! the row whose signs agree with the inputs. This module finds such groups in the matrix alone (no circuit
+//! or machine description):
+//!
+//! - a *group* is a set of rows with the same columns and the same weight magnitudes in every column;
+//! - its *pattern* columns are those where the sign differs between its rows, the others are *fixed*;
+//! - it is used when its rows hold every one of the `2^p` sign patterns of its `p` pattern columns (a
+//!   pattern may repeat: the first row holding it stands for it). Other rows are kept as plain rows.
+//!
+//! For an input `x`, the row whose pattern has `+` exactly where `x_j > 0` maximises `Σ_j w_j x_j` over the
+//! group (a pattern column with `x_j = 0` adds nothing, so both of its signs tie). That is the group's first
+//! maximum when every product and partial sum of the group's rows is exact in f32: every term `w_j x_j` is an
+//! integer multiple of `2^q` (`q` from the lowest set bits of `w_j` and `x_j`) and `Σ_j |w_j x_j| <= 2^(24+q)`,
+//! the same bound for every row of the group since they share magnitudes. Then each row's logit is its exact
+//! real sum, in any order, and the rows that tie with the maximum are exactly those that differ from the
+//! chosen pattern only in columns with `x_j = 0`; the first of them is the group's answer. Where that check
+//! fails, the group's rows are summed one by one in increasing column order (the incremental executor's full
+//! product) and compared as [`crate::sparse::argmax`] does. Plain rows are kept as an ordinary incremental
+//! projection. The greedy token is the first maximum over the groups' answers and the plain rows; any NaN or
+//! infinite input, or a NaN logit, falls back to the full product and `argmax`.
+
+use std::collections::HashMap;
+
+use crate::sparse::SparseMatrix;
+
+/// Pattern columns per group at most (a group's table holds `2^p` row indices).
+const MAX_PATTERN_BITS: usize = 12;
+
+/// Zero inputs among a group's pattern columns beyond which the tied rows are not enumerated (the group is
+/// summed row by row instead).
+const MAX_TIED_BITS: u32 = 6;
+
+/// Groups are used only when they hold at least this fraction of the matrix's nonzeros.
+const WORTH: f64 = 0.5;
+
+/// One group of rows equal up to the signs of their pattern columns (see the module docs).
+#[derive(Clone, Debug)]
+struct Group {
+    /// Columns, ascending.
+    cols: Vec<u32>,
+    /// `|w|` per column.
+    mag: Vec<f32>,
+    /// Per column: the exponent of the lowest set bit of `|w|`.
+    low: Vec<i32>,
+    /// Per column: `u8::MAX` for a fixed column, else its bit in the pattern.
+    bit: Vec<u8>,
+    /// Per column: the sign (±1) of a fixed column (unused for pattern columns).
+    sign: Vec<f32>,
+    /// Per pattern (bit `b` set: `+` on the `b`-th pattern column): the first row holding it.
+    first: Vec<u32>,
+    /// Every row of the group, ascending, with its pattern.
+    rows: Vec<(u32, u32)>,
+}
+
+/// The exponent of the lowest set bit of a finite nonzero f32 (`x = m · 2^low` with `m` odd).
+#[inline]
+fn low_bit(x: f32) -> i32 {
+    let b = x.to_bits();
+    let e = ((b >> 23) & 0xff) as i32;
+    let m = b & 0x7f_ffff;
+    if e == 0 {
+        -149 + m.trailing_zeros() as i32 // subnormal
+    } else {
+        e - 150 + (m | 0x80_0000).trailing_zeros() as i32
+    }
+}
+
+impl Group {
+    /// A row's weight in column `k` of the group.
+    #[inline]
+    fn weight(&self, k: usize, pattern: u32) -> f32 {
+        match self.bit[k] {
+            u8::MAX => self.sign[k] * self.mag[k],
+            b if pattern >> b & 1 == 1 => self.mag[k],
+            _ => -self.mag[k],
+        }
+    }
+
+    /// The row of pattern `pattern`'s logit as the incremental executor's full product computes it:
+    /// increasing columns from `+0`, exact-zero inputs skipped.
+    #[inline]
+    fn logit(&self, pattern: u32, x: &[f32]) -> f32 {
+        let mut acc = 0f32;
+        for (k, &c) in self.cols.iter().enumerate() {
+            let xv = x[c as usize];
+            if xv != 0.0 {
+                acc += self.weight(k, pattern) * xv;
+            }
+        }
+        acc
+    }
+
+    /// The group's first maximum `(logit, row)` for input `x`, or `None` when a logit is NaN. Counts the
+    /// weights multiplied into `weights`.
+    fn best(&self, x: &[f32], weights: &mut u64) -> Option<(f32, u32)> {
+        let (mut pattern, mut zeros) = (0u32, 0u32);
+        let (mut bound, mut q) = (0f64, i32::MAX);
+        let mut finite = true;
+        for (k, &c) in self.cols.iter().enumerate() {
+            let xv = x[c as usize];
+            finite &= xv.is_finite();
+            if xv == 0.0 {
+                if self.bit[k] != u8::MAX {
+                    zeros |= 1 << self.bit[k];
+                }
+                continue;
+            }
+            if self.bit[k] != u8::MAX && xv > 0.0 {
+                pattern |= 1 << self.bit[k];
+            }
+            bound += self.mag[k] as f64 * xv.abs() as f64;
+            q = q.min(self.low[k] + low_bit(xv));
+        }
+        *weights += self.cols.len() as u64;
+        // Every term is a multiple of 2^q; f32 holds every such multiple up to 2^(24 + q) exactly.
+        let exact = finite && (q == i32::MAX || bound <= 2f64.powi(24 + q.max(-1000)));
+        if exact && zeros.count_ones() <= MAX_TIED_BITS {
+            let mut row = self.first[pattern as usize];
+            let mut s = zeros;
+            while s != 0 {
+                row = row.min(self.first[(pattern | s) as usize]);
+                s = (s - 1) & zeros;
+            }
+            return Some((self.logit(pattern, x), row));
+        }
+        // Row by row, the first maximum as `argmax` takes it.
+        *weights += (self.cols.len() * self.rows.len()) as u64;
+        let mut best: Option<(f32, u32)> = None;
+        for &(r, p) in &self.rows {
+            let v = self.logit(p, x);
+            if v.is_nan() {
+                return None;
+            }
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, r));
+            }
+        }
+        best
+    }
+}
+
+/// An lm_head `[vocab, hidden]` split into sign-product groups and plain rows (see the module docs).
+#[derive(Clone, Debug)]
+pub struct FactoredHead {
+    groups: Vec<Group>,
+    /// Per input column: the groups reading it are `col_groups[col_ptr[c]..col_ptr[c + 1]]`.
+    col_ptr: Vec<u32>,
+    col_groups: Vec<u32>,
+    /// The plain rows, in increasing order, as a CSC matrix `[plain.len(), hidden]` (the rows' order kept).
+    pub plain: Vec<u32>,
+    pub plain_matrix: SparseMatrix,
+}
+
+impl FactoredHead {
+    /// Group the rows of `m` (CSC), or `None` when groups would hold less than half of its nonzeros.
+    pub fn find(m: &SparseMatrix) -> Option<Self> {
+        let (ptr, idx, vals) = m.csc()?;
+        let (rows, cols) = m.shape();
+        if m.nnz() == 0 {
+            return None;
+        }
+        let mut row_entries: Vec<Vec<(u32, f32)>> = vec![Vec::new(); rows];
+        for c in 0..cols {
+            for p in ptr[c] as usize..ptr[c + 1] as usize {
+                row_entries[idx[p] as usize].push((c as u32, vals[p]));
+            }
+        }
+        // Rows with the same columns and magnitudes, in order of their first row.
+        let mut ids: HashMap<Vec<(u32, u32)>, usize> = HashMap::new();
+        let mut members: Vec<Vec<u32>> = Vec::new();
+        for (r, e) in row_entries.iter().enumerate() {
+            if e.is_empty() || e.iter().any(|(_, w)| !w.is_finite()) {
+                continue;
+            }
+            let key: Vec<(u32, u32)> = e.iter().map(|(c, w)| (*c, w.abs().to_bits())).collect();
+            let n = ids.len();
+            let g = *ids.entry(key).or_insert(n);
+            if g == members.len() {
+                members.push(Vec::new());
+            }
+            members[g].push(r as u32);
+        }
+        let mut groups = Vec::new();
+        let mut grouped = vec![false; rows];
+        let mut grouped_nnz = 0usize;
+        for rs in &members {
+            let e0 = &row_entries[rs[0] as usize];
+            let varies: Vec<bool> = (0..e0.len()).map(|k| rs.iter().any(|&r| row_entries[r as usize][k].1.is_sign_negative() != e0[k].1.is_sign_negative())).collect();
+            let p = varies.iter().filter(|v| **v).count();
+            if p > MAX_PATTERN_BITS || rs.len() < 1 << p {
+                continue;
+            }
+            let mut bit = vec![u8::MAX; e0.len()];
+            let mut b = 0u8;
+            for (k, v) in varies.iter().enumerate() {
+                if *v {
+                    bit[k] = b;
+                    b += 1;
+                }
+            }
+            let pattern_of = |r: u32| -> u32 {
+                row_entries[r as usize].iter().enumerate().filter(|(k, _)| bit[*k] != u8::MAX).fold(0, |acc, (k, (_, w))| acc | ((w.is_sign_positive() as u32) << bit[k]))
+            };
+            let mut first = vec![u32::MAX; 1 << p];
+            let rows_p: Vec<(u32, u32)> = rs.iter().map(|&r| (r, pattern_of(r))).collect();
+            for &(r, pat) in &rows_p {
+                first[pat as usize] = first[pat as usize].min(r);
+            }
+            if first.contains(&u32::MAX) {
+                continue; // not every sign pattern: the best pattern may be missing
+            }
+            for &r in rs {
+                grouped[r as usize] = true;
+            }
+            grouped_nnz += e0.len() * rs.len();
+            groups.push(Group {
+                cols: e0.iter().map(|(c, _)| *c).collect(),
+                mag: e0.iter().map(|(_, w)| w.abs()).collect(),
+                low: e0.iter().map(|(_, w)| low_bit(*w)).collect(),
+                bit,
+                sign: e0.iter().map(|(_, w)| if w.is_sign_negative() { -1.0 } else { 1.0 }).collect(),
+                first,
+                rows: rows_p,
+            });
+        }
+        if (grouped_nnz as f64) < WORTH * m.nnz() as f64 {
+            return None;
+        }
+        let mut col_ptr = vec![0u32; cols + 1];
+        for g in &groups {
+            for &c in &g.cols {
+                col_ptr[c as usize + 1] += 1;
+            }
+        }
+        for c in 0..cols {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        let mut fill = col_ptr.clone();
+        let mut col_groups = vec![0u32; col_ptr[cols] as usize];
+        for (gi, g) in groups.iter().enumerate() {
+            for &c in &g.cols {
+                col_groups[fill[c as usize] as usize] = gi as u32;
+                fill[c as usize] += 1;
+            }
+        }
+        // The plain rows as their own CSC matrix (local row k is row plain[k]).
+        let plain: Vec<u32> = (0..rows as u32).filter(|r| !grouped[*r as usize]).collect();
+        let mut local = vec![u32::MAX; rows];
+        for (k, &r) in plain.iter().enumerate() {
+            local[r as usize] = k as u32;
+        }
+        let (mut pp, mut pi, mut pv) = (vec![0u32], Vec::new(), Vec::new());
+        for c in 0..cols {
+            for p in ptr[c] as usize..ptr[c + 1] as usize {
+                let l = local[idx[p] as usize];
+                if l != u32::MAX {
+                    pi.push(l);
+                    pv.push(vals[p]);
+                }
+            }
+            pp.push(pi.len() as u32);
+        }
+        let plain_matrix = SparseMatrix::from_csc(plain.len(), cols, pp, pi, pv);
+        Some(Self { groups, col_ptr, col_groups, plain, plain_matrix })
+    }
+
+    /// Number of groups.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+}
+
+/// Per sequence: each group's first maximum, kept from token to token.
+#[derive(Clone, Debug, Default)]
+pub struct FactoredState {
+    /// Per group: `(logit, row)` of its first maximum (valid when `fresh`).
+    best: Vec<(f32, u32)>,
+    /// The kept answers hold for the previous token's input.
+    fresh: bool,
+    /// Scratch: per group, whether this token must compute it again.
+    dirty: Vec<bool>,
+    dirty_list: Vec<u32>,
+}
+
+impl FactoredState {
+    /// Forget the kept answers (the next update computes every group).
+    pub fn invalidate(&mut self) {
+        self.fresh = false;
+    }
+}
+
+impl FactoredHead {
+    /// Bring every group whose input changed up to date (`changed`: the input entries this token changed;
+    /// every group when the kept answers are not fresh), then return the first maximum over the groups as
+    /// `(logit, row)`, or `None` when a group's logit is NaN (the kept answers are then dropped).
+    pub fn update(&self, st: &mut FactoredState, x: &[f32], changed: &[u32], weights: &mut u64) -> Option<(f32, u32)> {
+        if !st.fresh || st.best.len() != self.groups.len() {
+            st.best.clear();
+            for g in &self.groups {
+                match g.best(x, weights) {
+                    Some(b) => st.best.push(b),
+                    None => {
+                        st.fresh = false;
+                        return None;
+                    }
+                }
+            }
+            st.dirty = vec![false; self.groups.len()];
+            st.fresh = true;
+        } else {
+            st.dirty_list.clear();
+            for &c in changed {
+                let c = c as usize;
+                for &g in &self.col_groups[self.col_ptr[c] as usize..self.col_ptr[c + 1] as usize] {
+                    if !st.dirty[g as usize] {
+                        st.dirty[g as usize] = true;
+                        st.dirty_list.push(g);
+                    }
+                }
+            }
+            let mut nan = false;
+            for &g in &st.dirty_list {
+                st.dirty[g as usize] = false;
+                match self.groups[g as usize].best(x, weights) {
+                    Some(b) => st.best[g as usize] = b,
+                    None => nan = true,
+                }
+            }
+            if nan {
+                st.fresh = false;
+                return None;
+            }
+        }
+        let mut best: Option<(f32, u32)> = None;
+        for &(v, r) in &st.best {
+            if best.is_none_or(|(bv, br)| v > bv || (v == bv && r < br)) {
+                best = Some((v, r));
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::HostTensor;
+
+    fn low(x: f32) -> i32 {
+        low_bit(x)
+    }
+
+    #[test]
+    fn lowest_set_bits() {
+        assert_eq!((low(1.0), low(-1.0), low(3.0), low(0.5), low(6.0), low(0.75)), (0, 0, 0, -1, 1, -2));
+        assert_eq!(low(f32::from_bits(1)), -149);
+        assert_eq!(low(2f32.powi(100)), 100);
+    }
+
+    /// A head with a 3-bit field (8 rows with a shared bias and a fixed column), a 1-bit field whose two rows
+    /// repeat (first rows stand for their patterns), a row of its own (a group of one) and an empty row
+    /// (plain); random ±1/0/fractional inputs.
+    #[test]
+    fn first_maximum_equals_the_full_argmax() {
+        let hidden = 9;
+        let mut rows: Vec<Vec<f32>> = Vec::new();
+        for v in 0..8 {
+            let mut r = vec![0.0; hidden];
+            for j in 0..3 {
+                r[j] = if v >> j & 1 == 1 { 1.0 } else { -1.0 };
+            }
+            r[3] = -2.0; // fixed
+            r[8] = 0.5; // bias
+            rows.push(r);
+        }
+        for v in [1, 0, 1, 0] {
+            let mut r = vec![0.0; hidden];
+            r[4] = if v == 1 { 4.0 } else { -4.0 };
+            r[8] = 1.0;
+            rows.push(r);
+        }
+        rows.push((0..hidden).map(|j| j as f32 * 0.25).collect()); // a group of one row
+        rows.push(vec![0.0; hidden]); // empty: plain, logit 0
+        let vocab = rows.len();
+        let t = HostTensor::new(vec![vocab, hidden], rows.concat());
+        let m = SparseMatrix::from_dense(&t);
+        let f = FactoredHead::find(&m).expect("groups hold most weights");
+        assert_eq!(f.groups(), 3);
+        assert_eq!(f.plain, vec![13]);
+        let mut st = FactoredState::default();
+        let mut seed = 7u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut x = vec![1f32; hidden];
+        let mut w = 0u64;
+        for step in 0..3000 {
+            let mut changed = Vec::new();
+            for _ in 0..(rnd() % 3) {
+                let j = (rnd() % hidden as u64) as usize;
+                x[j] = match rnd() % 6 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => 0.5,
+                    3 => -1.0,
+                    4 => 2f32.powi(30), // the exactness bound fails: row by row
+                    _ => 1.0,
+                };
+                changed.push(j as u32);
+            }
+            let full = m.matvec(&x);
+            let plain_logits = f.plain_matrix.matvec(&x);
+            let mut want = (f32::NEG_INFINITY, u32::MAX);
+            if let Some((v, r)) = f.update(&mut st, &x, &changed, &mut w) {
+                want = (v, r);
+            }
+            for (k, &r) in f.plain.iter().enumerate() {
+                let v = plain_logits[k];
+                if v > want.0 || (v == want.0 && r < want.1) {
+                    want = (v, r);
+                }
+            }
+            assert_eq!(want.1, crate::sparse::argmax(&full), "step {step}: x {x:?} logits {full:?}");
+            assert_eq!(want.0, full[want.1 as usize], "step {step}");
+        }
+    }
+}
