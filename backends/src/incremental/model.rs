@@ -340,7 +340,11 @@ fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
 }
 
 struct DeltaNet {
+    /// `in_proj_qkv` `[conv_dim, hidden]`; with `v_rows`, its q and k rows only (the v rows empty).
     qkv: Projection,
+    /// When no v channel has conv history: the v rows `[nv * d_v]` of `in_proj_qkv` as row lists, computed
+    /// only for a head that writes (v is read nowhere else), in the full product's order.
+    v_rows: Option<RowLists>,
     /// `in_proj_z`, or when every value head's `d_v` rows are identical ([`z_per_head`]) one row per head
     /// `[nv, hidden]` (`z_per_head` set): equal rows give equal products bit for bit, so each head's gate
     /// is that row's value in every entry.
@@ -363,6 +367,69 @@ struct DeltaNet {
     norm_w: Vec<f32>,
     /// Every gated-norm weight is finite (a head gated off then outputs only zeros).
     norm_w_finite: bool,
+}
+
+/// Rows of a matrix as lists of `(column, weight)`, columns ascending: `cols[ptr[r]..ptr[r + 1]]`.
+struct RowLists {
+    ptr: Vec<u32>,
+    cols: Vec<u32>,
+    vals: Vec<f32>,
+}
+
+impl RowLists {
+    /// Row `r`'s product with `x` as the full product sums it: increasing columns from `+0`, exact-zero
+    /// inputs skipped.
+    #[inline]
+    fn dot(&self, r: usize, x: &[f32]) -> f32 {
+        let (a, b) = (self.ptr[r] as usize, self.ptr[r + 1] as usize);
+        let mut acc = 0f32;
+        for (c, w) in self.cols[a..b].iter().zip(&self.vals[a..b]) {
+            let xv = x[*c as usize];
+            if xv != 0.0 {
+                acc += w * xv;
+            }
+        }
+        acc
+    }
+}
+
+/// Split a CSC matrix at row `at`: the rows above as a CSC matrix of the same shape (the others empty), the
+/// rows from `at` on as row lists (row `r - at`).
+fn split_rows(m: &SparseMatrix, at: usize) -> (SparseMatrix, RowLists) {
+    let (ptr, idx, vals) = m.csc().expect("CSC");
+    let (rows, cols) = m.shape();
+    let (mut pp, mut pi, mut pv) = (vec![0u32], Vec::new(), Vec::new());
+    let mut len = vec![0u32; rows.saturating_sub(at) + 1];
+    for c in 0..cols {
+        for p in ptr[c] as usize..ptr[c + 1] as usize {
+            let r = idx[p] as usize;
+            if r < at {
+                pi.push(r as u32);
+                pv.push(vals[p]);
+            } else {
+                len[r - at + 1] += 1;
+            }
+        }
+        pp.push(pi.len() as u32);
+    }
+    for r in 1..len.len() {
+        len[r] += len[r - 1];
+    }
+    let mut fill = len.clone();
+    let n = *len.last().unwrap_or(&0) as usize;
+    let (mut rc, mut rv) = (vec![0u32; n], vec![0f32; n]);
+    for c in 0..cols {
+        for p in ptr[c] as usize..ptr[c + 1] as usize {
+            let r = idx[p] as usize;
+            if r >= at {
+                let f = &mut fill[r - at];
+                rc[*f as usize] = c as u32;
+                rv[*f as usize] = vals[p];
+                *f += 1;
+            }
+        }
+    }
+    (SparseMatrix::from_csc(rows, cols, pp, pi, pv), RowLists { ptr: len, cols: rc, vals: rv })
 }
 
 /// `in_proj_z` `[nv * dv, hidden]` (CSC) as one row per value head `[nv, hidden]`, when each head's `dv`
@@ -486,6 +553,8 @@ struct DeltaState {
     o_zero: Vec<bool>,
     /// Scratch `[d_v]`: a head's gate `z` when `in_proj_z` is held per head.
     z_head: Vec<f32>,
+    /// Scratch `[d_v]`: a writing head's v when v is computed per head (`DeltaNet::v_rows`).
+    v_head: Vec<f32>,
     /// Gated-norm output of every value head `[nv * d_v]`, the input of `out_proj`.
     o: Tracked,
     /// Per key head: its q or k input changed this token / its normalised q changed; per value head: its z
@@ -680,10 +749,17 @@ impl IncrementalModel {
             let mixer = match lt {
                 LayerType::LinearAttention => {
                     let a = format!("{p}.linear_attn");
-                    let qkv = proj(&format!("{a}.in_proj_qkv.weight"))?;
+                    let qkv_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_qkv.weight"))?);
                     let conv = get(&format!("{a}.conv1d.weight"))?.data.clone();
                     let k = cfg.linear_conv_kernel_dim;
                     let has_history = conv_history(&conv, k);
+                    let key_dim = cfg.linear_num_key_heads * cfg.linear_key_head_dim;
+                    let (qkv, v_rows) = if has_history[2 * key_dim..].iter().any(|h| *h) {
+                        (Projection::from_matrix(qkv_full), None)
+                    } else {
+                        let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
+                        (Projection::from_matrix(qk), Some(v))
+                    };
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
                     let z_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_z.weight"))?);
@@ -693,6 +769,7 @@ impl IncrementalModel {
                     };
                     Mixer::Linear(DeltaNet {
                         qkv,
+                        v_rows,
                         z,
                         z_per_head,
                         b: proj(&format!("{a}.in_proj_b.weight"))?,
@@ -759,7 +836,7 @@ impl IncrementalModel {
         for l in &self.layers {
             n += l.gate.m.nnz() + l.up.m.nnz() + l.down.m.nnz();
             n += match &l.mixer {
-                Mixer::Linear(d) => d.qkv.m.nnz() + d.z.m.nnz() + d.a.m.nnz() + d.b.m.nnz() + d.out.m.nnz(),
+                Mixer::Linear(d) => d.qkv.m.nnz() + d.v_rows.as_ref().map_or(0, |r| r.vals.len()) + d.z.m.nnz() + d.a.m.nnz() + d.b.m.nnz() + d.out.m.nnz(),
                 Mixer::Full(a) => a.q.m.nnz() + a.k.m.nnz() + a.v.m.nnz() + a.o.m.nnz(),
             };
         }
@@ -803,6 +880,7 @@ impl IncrementalModel {
                         visit_mark: vec![false; nv],
                         head_out: vec![0.0; dv],
                         z_head: vec![0.0; dv],
+                        v_head: vec![0.0; dv],
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
                         q: ProjState::new(&a.q),
@@ -1107,7 +1185,20 @@ impl IncrementalModel {
                 ds.bounded[hv] &= (0.0..=1.0).contains(&decay);
             }
             if let (true, Some(kv)) = (ds.beta[hv] != 0.0, &ds.kh[ki]) {
-                if write_head(stt, kv, &v[hv * dv..(hv + 1) * dv], ds.beta[hv]) {
+                let vh = match &d.v_rows {
+                    None => &v[hv * dv..(hv + 1) * dv],
+                    Some(rows) => {
+                        // The head's v channels: conv of the current token only, then SiLU, as above.
+                        for (j, e) in ds.v_head.iter_mut().enumerate() {
+                            let ch = 2 * key_dim + hv * dv + j;
+                            let acc = d.last_tap[ch] * rows.dot(hv * dv + j, &x.v);
+                            *e = if acc == 0.0 { 0.0 } else { silu(acc) };
+                        }
+                        n.weights_read += (rows.ptr[(hv + 1) * dv] - rows.ptr[hv * dv]) as u64;
+                        &ds.v_head[..]
+                    }
+                };
+                if write_head(stt, kv, vh, ds.beta[hv]) {
                     s_changed = true;
                     ds.bounded[hv] &= kv.iter().all(|(r, _)| stt[*r as usize * dv..(*r as usize + 1) * dv].iter().all(|e| e.abs() <= STATE_BOUND));
                 }
