@@ -112,6 +112,9 @@ impl InputGrid {
     /// Account for one entry changing from `old` to `new`.
     #[inline]
     pub fn update(&mut self, old: f32, new: f32) {
+        if (old.to_bits() ^ new.to_bits()) == 1 << 31 {
+            return; // a sign flip: conformance depends on the magnitude only
+        }
         match (self.conforms(old), self.conforms(new)) {
             (true, false) => self.bad += 1,
             (false, true) => self.bad -= 1,
