@@ -44,7 +44,7 @@ enum Command {
     /// against the machine's reference evaluator (every position) and, for RV32, the reference interpreter (pc
     /// and x0..x31 after every instruction, console and exit status).
     Lockstep(lockstep::Args),
-    /// Run executors side by side on one woven machine and program (default: sparse,incremental): the same
+    /// Run executors side by side on one woven machine and program (default: sparse,incremental,jit): the same
     /// trace, token for token, required of each; prints build time, memory, tokens/s, instructions/s and each
     /// executor's speed as a ratio to the first's.
     BenchExecutors(bench_executors::Args),

@@ -18,7 +18,11 @@
 //!   changed (and not at all while its gate is exactly off and its state bounded: it then outputs only
 //!   signed zeros, which `out_proj` skips, and `+0` stands for them), and writes whenever `beta != 0` (as
 //!   the full computation does); full attention is recomputed every token (its cache grows) unless its
-//!   `o_proj` is all zero.
+//!   `o_proj` is all zero; where each value head's `in_proj_z` rows repeat, `z` is kept per head, and where
+//!   no v channel has conv history, a head's v is computed only when it writes;
+//! - the greedy token ([`IncrementalModel::step_argmax`]) comes from the lm_head's sign-product groups
+//!   ([`factored`]): per group of rows that differ only in the signs of a few columns, the row whose signs agree
+//!   with the input, exact where every logit of the group is its exact real sum.
 //!
 //! Every f32 operation outside the projection sums and `Σ x²` is the sparse executor's own
 //! ([`crate::sparse`]'s layer helpers), so on woven checkpoints the logits are the sparse executor's bit for
@@ -26,7 +30,7 @@
 //! sparse executor's up to summation order. It needs nothing but `config.json` and the weights.
 //!
 //! [`model`] holds the executor, [`exact`] the exactness certificates, [`tracked`] the vectors, [`classes`] the
-//! row classes.
+//! row classes, [`factored`] the split lm_head.
 
 pub mod classes;
 pub mod exact;
