@@ -81,6 +81,7 @@ pub fn run(a: Args) -> Result<()> {
                 prepare_s: weave_s,
                 build_s,
                 from_checkpoint: false,
+                cached: false,
                 max_steps,
             },
         };

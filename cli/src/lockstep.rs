@@ -63,7 +63,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let t0 = Instant::now();
     let l = weave_config(&cfg, machine, a.executor, true)?;
-    eprintln!("{} {} woven and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.executor.kind(), t0.elapsed().as_secs_f64());
+    eprintln!("{} {} {} and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.prepared(), l.executor.kind(), t0.elapsed().as_secs_f64());
     let desc = l.desc.clone().expect("a config run has its description");
     let max_steps = a.max_steps.unwrap_or(l.max_steps);
     println!(

@@ -14,6 +14,7 @@ mod random_model;
 mod registry;
 mod run;
 mod weave;
+mod weave_cache;
 
 #[derive(Parser)]
 #[command(name = "loom", version, about = "Qwen3.5 runtime and machine weaver")]

@@ -356,11 +356,12 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
     let l = weave_config(cfg, machine, a.executor, progress)?;
     if !a.json {
         eprintln!(
-            "{}: {} layers, hidden {}, {:.3} G parameters, woven in {:.1} s, {} executor ready in {:.1} s",
+            "{}: {} layers, hidden {}, {:.3} G parameters, {} in {:.1} s, {} executor ready in {:.1} s",
             l.report.machine,
             l.report.layers,
             l.report.hidden_size,
             l.report.parameters as f64 / 1e9,
+            l.prepared(),
             l.prepare_s,
             l.executor.kind(),
             l.build_s

@@ -134,7 +134,20 @@ pub(crate) struct Loaded {
     pub prepare_s: f64,
     pub build_s: f64,
     pub from_checkpoint: bool,
+    /// The weights came from the weave cache ([`crate::weave_cache`]), not from the weaver.
+    pub cached: bool,
     pub max_steps: usize,
+}
+
+impl Loaded {
+    /// How the weights were had: `woven`, `loaded from the weave cache` or `loaded` (a checkpoint).
+    pub fn prepared(&self) -> &'static str {
+        match (self.from_checkpoint, self.cached) {
+            (true, _) => "loaded",
+            (false, true) => "loaded from the weave cache",
+            (false, false) => "woven",
+        }
+    }
 }
 
 /// Read a config and make its machine (cheap: nothing is woven yet).
@@ -168,7 +181,8 @@ pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Op
     let desc = machine.describe()?;
     let pb = spinner(progress, &format!("weaving {} {}", desc.name, machine.about()));
     let t0 = Instant::now();
-    let woven = weaver::weave(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer: false })?;
+    let opts = weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer: false };
+    let (woven, cached) = woven_or_cached(&desc, &opts, &pb)?;
     let prepare_s = t0.elapsed().as_secs_f64();
     if kind.is_dense() && woven.report.parameters > DENSE_PARAMETER_LIMIT {
         bail!(
@@ -194,8 +208,42 @@ pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Op
         prepare_s,
         build_s,
         from_checkpoint: false,
+        cached,
         max_steps: cfg.max_steps(),
     })
+}
+
+/// A woven machine's config, weights, protocol and report.
+struct WovenParts {
+    config: backends::Qwen35Config,
+    weights: backends::WeightMap,
+    protocol: isa_api::Protocol,
+    report: weaver::report::Report,
+}
+
+/// The machine from the weave cache ([`crate::weave_cache`]) where it holds it, else woven now and stored
+/// there if weaving took long enough to be worth it. A cache that cannot be read or written is reported on
+/// stderr and otherwise ignored.
+/// Also returns whether it came from the cache.
+fn woven_or_cached(desc: &isa_api::MachineDesc, opts: &weaver::WeaveOptions, pb: &indicatif::ProgressBar) -> Result<(WovenParts, bool)> {
+    let cache = crate::weave_cache::dir();
+    let key = crate::weave_cache::key(desc, opts);
+    if let Some(root) = &cache {
+        match crate::weave_cache::load(root, &key) {
+            Ok(Some(e)) => return Ok((WovenParts { config: e.config, weights: e.weights, protocol: e.manifest.protocol, report: e.manifest.report }, true)),
+            Ok(None) => {}
+            Err(e) => pb.suspend(|| eprintln!("warning: weave cache entry {key} unreadable ({e:#}); weaving again")),
+        }
+    }
+    let t0 = Instant::now();
+    let woven = weaver::weave(desc, opts)?;
+    if let Some(root) = cache.as_ref().filter(|_| t0.elapsed().as_secs_f64() >= crate::weave_cache::min_weave_s()) {
+        pb.set_message(format!("caching the woven {} in {}", desc.name, root.display()));
+        if let Err(e) = crate::weave_cache::store(root, &key, &woven.config, &woven.weights, &woven.manifest) {
+            pb.suspend(|| eprintln!("warning: could not cache the woven machine in {} ({e:#})", root.display()));
+        }
+    }
+    Ok((WovenParts { config: woven.config, weights: woven.weights, protocol: woven.protocol, report: woven.report }, false))
 }
 
 /// Open a woven checkpoint directory: its manifest's machine (the registry's front for its name, else the
@@ -224,6 +272,7 @@ pub(crate) fn open_checkpoint(dir: &Path, program: Option<&Program>, executor: O
         prepare_s,
         build_s: 0.0,
         from_checkpoint: true,
+        cached: false,
         max_steps: 100_000_000,
     })
 }
@@ -406,7 +455,7 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             rep.parameters as f64 / 1e9,
             rep.tokens_per_step,
             if about.is_empty() { String::new() } else { format!(", {about}") },
-            if l.from_checkpoint { "loaded" } else { "woven" },
+            l.prepared(),
             l.prepare_s,
             l.build_s
         );
@@ -450,7 +499,7 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         if !r.counters.is_empty() {
             figures["executor_counters"] = r.counters.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
         }
-        figures[if l.from_checkpoint { "load_s" } else { "weave_s" }] = serde_json::json!(l.prepare_s);
+        figures[if l.from_checkpoint { "load_s" } else if l.cached { "weave_cache_load_s" } else { "weave_s" }] = serde_json::json!(l.prepare_s);
         println!("{}", serde_json::to_string_pretty(&figures)?);
         // A measurement: the program's status is a figure (`exit_status`), not the process's.
         return Ok(ExitCode::SUCCESS);

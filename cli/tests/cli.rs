@@ -88,3 +88,38 @@ fn bench_run_measures_a_woven_checkpoint() {
     assert_eq!(generated, r.run(300));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The weave cache (every machine stored, `LOOM_WEAVE_CACHE_MIN_S=0`): the first run of a config weaves and
+/// stores the machine, the second loads it (and says so) with the same output; a damaged entry is reported,
+/// woven again and replaced; `LOOM_WEAVE_CACHE=off` writes nothing, and by default acc8 (woven in
+/// milliseconds) is not stored.
+#[test]
+fn a_second_run_loads_the_woven_machine_from_the_cache() {
+    let cache = scratch("weave-cache");
+    let run = |cache: &Path| {
+        let out = loom().current_dir(repo()).env("LOOM_WEAVE_CACHE", cache).env("LOOM_WEAVE_CACHE_MIN_S", "0").args(["run", "configs/acc8.toml", "--max-steps", "300"]).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let entries = |d: &Path| std::fs::read_dir(d).map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect::<Vec<_>>()).unwrap_or_default();
+    let (code, first, err) = run(&cache);
+    assert!(err.contains(" woven in ") && !err.contains("weave cache"), "{err}");
+    let stored = entries(&cache);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(stored[0].file_name().unwrap().to_string_lossy().starts_with("acc8-"), "{stored:?}");
+    let (code2, second, err2) = run(&cache);
+    assert!(err2.contains("loaded from the weave cache in"), "{err2}");
+    assert_eq!((code2, &second), (code, &first), "the cached machine runs as the woven one");
+    assert!(first.lines().filter(|l| l.starts_with("OUT ")).count() >= 3, "{first}");
+    std::fs::write(stored[0].join("weights.safetensors"), b"damaged").unwrap();
+    let (code3, third, err3) = run(&cache);
+    assert!(err3.contains("warning: weave cache entry") && err3.contains("weaving again") && err3.contains(" woven in "), "{err3}");
+    assert_eq!((code3, &third), (code, &first));
+    let (_, _, err4) = run(&cache);
+    assert!(err4.contains("loaded from the weave cache in"), "the damaged entry was replaced: {err4}");
+    let quick = scratch("weave-cache-quick");
+    let out = loom().current_dir(repo()).env("LOOM_WEAVE_CACHE", &quick).env_remove("LOOM_WEAVE_CACHE_MIN_S").args(["run", "configs/acc8.toml", "--max-steps", "50"]).output().unwrap();
+    assert!(out.status.code().is_some() && entries(&quick).is_empty(), "{:?}", entries(&quick));
+    let off = scratch("weave-cache-off");
+    let out = loom().current_dir(repo()).env("LOOM_WEAVE_CACHE", "off").env("HOME", &off).env("XDG_CACHE_HOME", &off).args(["run", "configs/acc8.toml", "--max-steps", "50"]).output().unwrap();
+    assert!(out.status.code().is_some() && entries(&off).is_empty(), "{:?}", entries(&off));
+}

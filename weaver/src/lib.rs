@@ -74,7 +74,12 @@ pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveErro
     let (protocol, netlist, schedule, allocation) = plan(desc, opts)?;
     let config = emit::config(&allocation);
     config.validate().map_err(|e| WeaveError::Other(format!("woven config is invalid (weaver bug): {e}")))?;
-    let weights = emit::emit(&netlist, &allocation, &protocol, &config);
+    let mut weights = emit::emit(&netlist, &allocation, &protocol, &config);
+    // One scan records where the nonzeros are, so that the executors and the weave cache never read the
+    // untouched zero pages of the dense tensors again.
+    for t in weights.values_mut() {
+        t.index_blocks();
+    }
     let nonzero_weights = weights.values().map(|t| t.nonzeros()).sum();
     let g = &allocation.geometry;
     let report = Report {

@@ -498,12 +498,20 @@ pub struct Counters {
     pub weights_read: u64,
 }
 
+/// One token's embedding row (see `IncrementalModel::embed_rows`).
+enum EmbedRow {
+    Diff(Vec<(u32, f32)>),
+    Whole(Vec<f32>),
+}
+
 /// A Qwen3.5 model prepared for incremental decoding.
 pub struct IncrementalModel {
     cfg: Qwen35Config,
-    embed: HostTensor,
-    /// Per token: the entries where its embedding row differs from row 0 (`None`: more than a quarter).
-    embed_diff: Vec<Option<Vec<u32>>>,
+    /// The embedding's row 0 `[hidden]`.
+    embed_row0: Vec<f32>,
+    /// Per token: its embedding row as the entries where it differs from row 0 (ascending), or whole when it
+    /// differs in more than a quarter of them (the woven embedding is far smaller this way than dense).
+    embed_rows: Vec<EmbedRow>,
     layers: Vec<Layer>,
     final_norm: Vec<f32>,
     lm_head: Projection,
@@ -806,23 +814,23 @@ impl IncrementalModel {
                 down: proj(&format!("{p}.mlp.down_proj.weight"))?,
             });
         }
-        let embed = get("model.embed_tokens.weight")?.clone();
-        let lm_head = if cfg.tie_word_embeddings { Projection::new(&embed) } else { proj("lm_head.weight")? };
+        let embed = get("model.embed_tokens.weight")?;
+        let lm_head = if cfg.tie_word_embeddings { Projection::new(embed) } else { proj("lm_head.weight")? };
         let head = FactoredHead::find(&lm_head.m).map(|groups| {
             let plain = Projection::from_matrix(groups.plain_matrix.clone());
             SplitHead { groups, plain }
         });
         let hsz = cfg.hidden_size;
-        let row0 = &embed.data[..hsz];
-        let embed_diff = embed
+        let embed_row0 = embed.data[..hsz].to_vec();
+        let embed_rows = embed
             .data
             .chunks_exact(hsz)
             .map(|row| {
-                let d: Vec<u32> = (0..hsz as u32).filter(|&i| row[i as usize].to_bits() != row0[i as usize].to_bits()).collect();
-                (d.len() <= hsz / 4).then_some(d)
+                let d: Vec<(u32, f32)> = row.iter().zip(&embed_row0).enumerate().filter(|(_, (a, b))| a.to_bits() != b.to_bits()).map(|(i, (a, _))| (i as u32, *a)).collect();
+                if d.len() <= hsz / 4 { EmbedRow::Diff(d) } else { EmbedRow::Whole(row.to_vec()) }
             })
             .collect();
-        Ok(Self { cfg: cfg.clone(), embed, embed_diff, layers, final_norm: one_plus("model.norm.weight")?, lm_head, head, inv_freq: rope_inv_freq(cfg) })
+        Ok(Self { cfg: cfg.clone(), embed_row0, embed_rows, layers, final_norm: one_plus("model.norm.weight")?, lm_head, head, inv_freq: rope_inv_freq(cfg) })
     }
 
     /// The model's configuration.
@@ -980,7 +988,6 @@ impl IncrementalModel {
     /// Every stage up to the final norm (`st.final_norm.x`); returns whether this was the first token.
     fn forward(&self, st: &mut IncrementalState, token: u32) -> Result<bool, String> {
         let c = &self.cfg;
-        let hsz = c.hidden_size;
         let t = token as usize;
         if t >= c.vocab_size {
             return Err(format!("token {token} is outside the vocabulary of {}", c.vocab_size));
@@ -990,17 +997,31 @@ impl IncrementalModel {
         let n = &mut st.counters;
         n.tokens += 1;
         // Embedding: rows differ from row 0 only at their listed entries, so two rows differ at most there.
-        let row = &self.embed.data[t * hsz..(t + 1) * hsz];
         let h0 = &mut st.h[0];
         h0.begin();
-        match st.prev_token.map(|p| (&self.embed_diff[p as usize], &self.embed_diff[t])) {
-            Some((Some(a), Some(b))) => {
-                for &i in a.iter().chain(b) {
-                    h0.set(i as usize, row[i as usize]);
+        match (st.prev_token.map(|p| &self.embed_rows[p as usize]), &self.embed_rows[t]) {
+            (Some(EmbedRow::Diff(a)), EmbedRow::Diff(b)) => {
+                // The previous row's entries back to this row's value (row 0's unless listed), then this row's.
+                for &(i, _) in a {
+                    let v = match b.binary_search_by_key(&i, |e| e.0) {
+                        Ok(k) => b[k].1,
+                        Err(_) => self.embed_row0[i as usize],
+                    };
+                    h0.set(i as usize, v);
+                }
+                for &(i, v) in b {
+                    h0.set(i as usize, v);
                 }
                 h0.finish_single_writes();
             }
-            _ => h0.replace(row),
+            (_, EmbedRow::Whole(row)) => h0.replace(row),
+            (_, EmbedRow::Diff(b)) => {
+                let mut row = self.embed_row0.clone();
+                for &(i, v) in b {
+                    row[i as usize] = v;
+                }
+                h0.replace(&row);
+            }
         }
         st.prev_token = Some(token);
         let pos = st.position;

@@ -309,7 +309,7 @@ mod tests {
                 }
             })
             .collect();
-        HostTensor { shape: vec![rows, cols], data }
+        HostTensor::new(vec![rows, cols], data)
     }
 
     /// Both forms equal the sparse executor's column-major product bit for bit: on integer weights and on

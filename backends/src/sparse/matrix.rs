@@ -63,22 +63,8 @@ impl SparseMatrix {
     pub fn from_dense(t: &HostTensor) -> Self {
         let (rows, cols) = (t.shape[0], t.data.len() / t.shape[0].max(1));
         let mut ptr = vec![0u32; cols + 1];
-        // Woven tensors are mostly zeros: blocks of `ZERO_BLOCK` zeros are skipped with one vectorized test.
-        let nonzero_at = |row: &[f32], f: &mut dyn FnMut(usize, f32)| {
-            for (b, block) in row.chunks(crate::tensor::ZERO_BLOCK).enumerate() {
-                if crate::tensor::all_zero(block) {
-                    continue;
-                }
-                for (k, v) in block.iter().enumerate() {
-                    if *v != 0.0 {
-                        f(b * crate::tensor::ZERO_BLOCK + k, *v);
-                    }
-                }
-            }
-        };
-        for row in t.data.chunks_exact(cols.max(1)).take(rows) {
-            nonzero_at(row, &mut |c, _| ptr[c + 1] += 1);
-        }
+        // Woven tensors are mostly zeros: all-zero blocks are skipped (or never visited, with a block index).
+        t.for_each_nonzero(|i, _| ptr[i % cols.max(1) + 1] += 1);
         for c in 0..cols {
             ptr[c + 1] += ptr[c];
         }
@@ -86,15 +72,14 @@ impl SparseMatrix {
         let mut fill = ptr.clone();
         let mut idx = vec![0u32; nnz];
         let mut vals = vec![0f32; nnz];
-        // Row by row, so rows are ascending within each column.
-        for (r, row) in t.data.chunks_exact(cols.max(1)).enumerate().take(rows) {
-            nonzero_at(row, &mut |c, v| {
-                let p = fill[c] as usize;
-                idx[p] = r as u32;
-                vals[p] = v;
-                fill[c] += 1;
-            });
-        }
+        // In increasing flat order, so rows are ascending within each column.
+        t.for_each_nonzero(|i, v| {
+            let (r, c) = (i / cols.max(1), i % cols.max(1));
+            let p = fill[c] as usize;
+            idx[p] = r as u32;
+            vals[p] = v;
+            fill[c] += 1;
+        });
         Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), delta: Vec::new(), nnz }
     }
 
