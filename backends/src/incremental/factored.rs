@@ -151,8 +151,9 @@ pub struct FactoredHead {
     /// Per input column: the groups reading it are `col_groups[col_ptr[c]..col_ptr[c + 1]]`.
     col_ptr: Vec<u32>,
     col_groups: Vec<u32>,
-    /// The plain rows, in increasing order, as a CSC matrix `[plain.len(), hidden]` (the rows' order kept).
+    /// The rows in no group (lm_head row indices, ascending).
     pub plain: Vec<u32>,
+    /// Those rows as a CSC matrix `[plain.len(), hidden]`: its row `k` is lm_head row `plain[k]`.
     pub plain_matrix: SparseMatrix,
 }
 
