@@ -48,23 +48,8 @@ impl RowClasses {
             return None;
         }
         // Rows as (column, weight bits) lists, columns ascending.
-        let mut row_len = vec![0u32; rows + 1];
-        for r in idx {
-            row_len[*r as usize + 1] += 1;
-        }
-        for r in 0..rows {
-            row_len[r + 1] += row_len[r];
-        }
-        let row_ptr = row_len;
-        let mut fill = row_ptr.clone();
-        let mut entries = vec![(0u32, 0u32); idx.len()];
-        for c in 0..cols {
-            for p in ptr[c] as usize..ptr[c + 1] as usize {
-                let r = idx[p] as usize;
-                entries[fill[r] as usize] = (c as u32, vals[p].to_bits());
-                fill[r] += 1;
-            }
-        }
+        let (row_ptr, row_cols, row_vals) = m.row_lists()?;
+        let entries: Vec<(u32, u32)> = row_cols.iter().zip(&row_vals).map(|(c, v)| (*c, v.to_bits())).collect();
         let freq: Vec<usize> = ptr.windows(2).map(|w| (w[1] - w[0]) as usize).collect();
         let nonempty = (0..rows).filter(|&r| row_ptr[r + 1] > row_ptr[r]).count();
         let top = (0..cols).max_by_key(|&c| freq[c]).expect("a nonzero column");

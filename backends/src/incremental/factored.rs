@@ -165,12 +165,9 @@ impl FactoredHead {
         if m.nnz() == 0 {
             return None;
         }
-        let mut row_entries: Vec<Vec<(u32, f32)>> = vec![Vec::new(); rows];
-        for c in 0..cols {
-            for p in ptr[c] as usize..ptr[c + 1] as usize {
-                row_entries[idx[p] as usize].push((c as u32, vals[p]));
-            }
-        }
+        let (row_ptr, row_cols, row_vals) = m.row_lists()?;
+        let flat: Vec<(u32, f32)> = row_cols.into_iter().zip(row_vals).collect();
+        let row_entries: Vec<&[(u32, f32)]> = row_ptr.windows(2).map(|w| &flat[w[0] as usize..w[1] as usize]).collect();
         // Rows with the same columns and magnitudes, in order of their first row.
         let mut ids: HashMap<Vec<(u32, u32)>, usize> = HashMap::new();
         let mut members: Vec<Vec<u32>> = Vec::new();

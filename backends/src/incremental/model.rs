@@ -399,37 +399,19 @@ fn split_rows(m: &SparseMatrix, at: usize) -> (SparseMatrix, RowLists) {
     let (ptr, idx, vals) = m.csc().expect("CSC");
     let (rows, cols) = m.shape();
     let (mut pp, mut pi, mut pv) = (vec![0u32], Vec::new(), Vec::new());
-    let mut len = vec![0u32; rows.saturating_sub(at) + 1];
     for c in 0..cols {
         for p in ptr[c] as usize..ptr[c + 1] as usize {
-            let r = idx[p] as usize;
-            if r < at {
-                pi.push(r as u32);
+            if (idx[p] as usize) < at {
+                pi.push(idx[p]);
                 pv.push(vals[p]);
-            } else {
-                len[r - at + 1] += 1;
             }
         }
         pp.push(pi.len() as u32);
     }
-    for r in 1..len.len() {
-        len[r] += len[r - 1];
-    }
-    let mut fill = len.clone();
-    let n = *len.last().unwrap_or(&0) as usize;
-    let (mut rc, mut rv) = (vec![0u32; n], vec![0f32; n]);
-    for c in 0..cols {
-        for p in ptr[c] as usize..ptr[c + 1] as usize {
-            let r = idx[p] as usize;
-            if r >= at {
-                let f = &mut fill[r - at];
-                rc[*f as usize] = c as u32;
-                rv[*f as usize] = vals[p];
-                *f += 1;
-            }
-        }
-    }
-    (SparseMatrix::from_csc(rows, cols, pp, pi, pv), RowLists { ptr: len, cols: rc, vals: rv })
+    let (row_ptr, row_cols, row_vals) = m.row_lists().expect("CSC");
+    let base = row_ptr[at.min(rows)];
+    let lists = RowLists { ptr: row_ptr[at.min(rows)..].iter().map(|p| p - base).collect(), cols: row_cols[base as usize..].to_vec(), vals: row_vals[base as usize..].to_vec() };
+    (SparseMatrix::from_csc(rows, cols, pp, pi, pv), lists)
 }
 
 /// `in_proj_z` `[nv * dv, hidden]` (CSC) as one row per value head `[nv, hidden]`, when each head's `dv`

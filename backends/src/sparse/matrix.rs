@@ -92,6 +92,30 @@ impl SparseMatrix {
         Self { rows, cols, ptr, idx, vals, row_major: false, tasks: Vec::new(), live: Vec::new(), delta: Vec::new(), nnz }
     }
 
+    /// A CSC matrix's rows as lists: `(row_ptr, cols, vals)`, row `r`'s entries at `row_ptr[r]..row_ptr[r + 1]`
+    /// (`row_ptr` `[rows + 1]`) in increasing column order. `None` for a row-major matrix.
+    pub fn row_lists(&self) -> Option<(Vec<u32>, Vec<u32>, Vec<f32>)> {
+        let (ptr, idx, vals) = self.csc()?;
+        let mut row_ptr = vec![0u32; self.rows + 1];
+        for r in idx {
+            row_ptr[*r as usize + 1] += 1;
+        }
+        for r in 0..self.rows {
+            row_ptr[r + 1] += row_ptr[r];
+        }
+        let mut fill = row_ptr.clone();
+        let (mut cols, mut vs) = (vec![0u32; idx.len()], vec![0f32; idx.len()]);
+        for c in 0..self.cols {
+            for p in ptr[c] as usize..ptr[c + 1] as usize {
+                let f = &mut fill[idx[p] as usize];
+                cols[*f as usize] = c as u32;
+                vs[*f as usize] = vals[p];
+                *f += 1;
+            }
+        }
+        Some((row_ptr, cols, vs))
+    }
+
     /// The same matrix in the row-major (CSR) layout, for dense inputs. Only rows holding a nonzero are
     /// stored and visited.
     pub fn into_row_major(self) -> Self {
