@@ -10,7 +10,7 @@
 //! `model.language_model.`, which is mapped to `model.`; `model.visual.*` and `mtp.*` are ignored.
 
 use crate::config::{ConfigError, Qwen35Config};
-use crate::tensor::{HostTensor, WeightMap};
+use crate::tensor::{HostTensor, WeightMap, ZERO_BLOCK};
 use memmap2::Mmap;
 use safetensors::Dtype;
 use std::borrow::Cow;
@@ -197,10 +197,14 @@ impl Checkpoint {
     }
 
     /// Read one tensor (canonical name) as f32, in its stored layout.
+    ///
+    /// Blocks of [`ZERO_BLOCK`] values that are all `+0` in the file are not written: they stay the untouched
+    /// zero pages of a fresh allocation, and the tensor carries their [`HostTensor::blocks`] index. So a woven
+    /// checkpoint larger than memory (42 GB of mostly zeros for SIMT4) loads in the memory of its nonzeros.
     pub fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
         let loc = self.locate(name)?;
-        let data = self.convert(loc, None)?;
-        Ok(HostTensor::new(loc.shape.clone(), data))
+        let (data, blocks) = self.convert_blocks(loc)?;
+        Ok(HostTensor::with_known_blocks(loc.shape.clone(), data, blocks))
     }
 
     /// Read a 2-D tensor `[rows, cols]` as f32 and transpose it to `[cols, rows]` in the same pass (linear
@@ -220,6 +224,53 @@ impl Checkpoint {
         Ok(HostTensor::new(vec![c, r], data))
     }
 
+    /// Convert a tensor's bytes to f32 in its stored layout, block by block: a block of [`ZERO_BLOCK`] values
+    /// whose bytes are all zero (`+0`; `-0` is kept) is skipped and left as the allocation's zeros. Returns the
+    /// values and the blocks written, ascending. The mapped pages are released as in [`Self::convert`].
+    fn convert_blocks(&self, loc: &TensorLoc) -> Result<(Vec<f32>, Vec<u64>), CheckpointError> {
+        let shard = &self.shards[loc.shard];
+        let bytes = &shard.mmap[loc.start..loc.end];
+        let n: usize = loc.shape.iter().product();
+        let width = self.width(loc)?;
+        if bytes.len() != n * width {
+            return Err(CheckpointError::Format {
+                path: shard.path.display().to_string(),
+                msg: format!("tensor {} has {} bytes for shape {:?}", loc.stored_name, bytes.len(), loc.shape),
+            });
+        }
+        let mut out = vec![0f32; n];
+        let mut blocks = Vec::new();
+        for (b, (src, dst)) in bytes.chunks(ZERO_BLOCK * width).zip(out.chunks_mut(ZERO_BLOCK)).enumerate() {
+            if src.iter().fold(0u8, |a, x| a | x) == 0 {
+                continue;
+            }
+            blocks.push(b as u64);
+            for (k, v) in dst.iter_mut().enumerate() {
+                let x = &src[k * width..k * width + width];
+                *v = match loc.dtype {
+                    Dtype::F32 => f32::from_le_bytes([x[0], x[1], x[2], x[3]]),
+                    Dtype::BF16 => half::bf16::from_bits(u16::from_le_bytes([x[0], x[1]])).to_f32(),
+                    _ => half::f16::from_bits(u16::from_le_bytes([x[0], x[1]])).to_f32(),
+                };
+            }
+        }
+        release_pages(&shard.mmap, loc.start, loc.end);
+        Ok((out, blocks))
+    }
+
+    /// Bytes per value of a tensor's dtype (F32, BF16, F16), or the dtype error.
+    fn width(&self, loc: &TensorLoc) -> Result<usize, CheckpointError> {
+        match loc.dtype {
+            Dtype::F32 => Ok(4),
+            Dtype::BF16 | Dtype::F16 => Ok(2),
+            other => Err(CheckpointError::Dtype {
+                path: self.shards[loc.shard].path.display().to_string(),
+                name: loc.stored_name.clone(),
+                dtype: format!("{other:?}"),
+            }),
+        }
+    }
+
     /// Convert a tensor's bytes to f32 (optionally transposing a `[r, c]` matrix), then tell the kernel the
     /// mapped pages are no longer needed, so a large model's file pages do not stay resident beside the
     /// converted copy.
@@ -227,17 +278,7 @@ impl Checkpoint {
         let shard = &self.shards[loc.shard];
         let bytes = &shard.mmap[loc.start..loc.end];
         let n: usize = loc.shape.iter().product();
-        let width = match loc.dtype {
-            Dtype::F32 => 4,
-            Dtype::BF16 | Dtype::F16 => 2,
-            other => {
-                return Err(CheckpointError::Dtype {
-                    path: shard.path.display().to_string(),
-                    name: loc.stored_name.clone(),
-                    dtype: format!("{other:?}"),
-                })
-            }
-        };
+        let width = self.width(loc)?;
         if bytes.len() != n * width {
             return Err(CheckpointError::Format {
                 path: shard.path.display().to_string(),

@@ -56,6 +56,17 @@ impl HostTensor {
         self.blocks = Some(Arc::new(blocks));
         self
     }
+    /// A tensor whose maker knows its nonzero blocks (`blocks` ascending, as for [`Self::with_blocks`]),
+    /// indexed by the rule of [`Self::index_blocks`]: only when at most a quarter of its blocks hold a nonzero.
+    pub fn with_known_blocks(shape: Vec<usize>, data: Vec<f32>, blocks: Vec<u64>) -> Self {
+        let t = Self::new(shape, data);
+        let total = t.data.len().div_ceil(ZERO_BLOCK).max(1);
+        if blocks.len() as f64 <= INDEX_MAX_FRACTION * total as f64 {
+            t.with_blocks(blocks)
+        } else {
+            t
+        }
+    }
     /// Forget the block index (after writing `data` directly).
     pub fn drop_index(&mut self) {
         self.blocks = None;

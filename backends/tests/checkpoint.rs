@@ -41,6 +41,32 @@ fn save_then_reload_is_bit_identical() {
     save_checkpoint(&dir, &cfg, &w).unwrap();
 }
 
+/// A mostly-zero tensor (as woven weights are) loads with the block index of its nonzero blocks, every bit
+/// equal (`-0` included), the skipped blocks `+0`; a dense tensor carries no index.
+#[test]
+fn mostly_zero_tensors_load_with_their_block_index() {
+    let (cfg, mut w) = tiny();
+    let name = "model.layers.0.mlp.up_proj.weight";
+    let t = w.get_mut(name).unwrap();
+    let n = t.data.len();
+    assert!(n >= 64 * 32, "{n}");
+    t.data.iter_mut().for_each(|v| *v = 0.0);
+    t.data[5] = 1.5; // block 0
+    t.data[64 * 7 + 63] = -0.0; // block 7: a -0 counts
+    t.data[64 * 20] = -2.0; // block 20
+    t.data[n - 1] = 3.0; // the last block
+    let dir = scratch("zero-blocks");
+    save_checkpoint(&dir, &cfg, &w).unwrap();
+    let back = Checkpoint::open(&dir).unwrap().weights().unwrap();
+    let b = &back[name];
+    assert!(b.data.iter().zip(&w[name].data).all(|(x, y)| x.to_bits() == y.to_bits()));
+    assert_eq!(b.blocks(), Some(&[0u64, 7, 20, ((n - 1) / 64) as u64][..]));
+    assert_eq!(b.nonzeros(), 3);
+    let dense = "model.layers.0.mlp.gate_proj.weight";
+    assert!(back[dense].blocks().is_none());
+    assert!(back[dense].data.iter().zip(&w[dense].data).all(|(x, y)| x.to_bits() == y.to_bits()));
+}
+
 #[test]
 fn tied_checkpoint_omits_lm_head() {
     let mut cfg = Preset::Tiny.config(None);

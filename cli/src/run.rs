@@ -407,6 +407,12 @@ fn spinner(progress: bool, msg: &str) -> ProgressBar {
     pb
 }
 
+/// Is `p` a machine config (a TOML file with a `[machine]` table), not a program such as a SIMT4 launch file?
+fn is_machine_config(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "toml")
+        && std::fs::read_to_string(p).ok().and_then(|t| t.parse::<toml::Table>().ok()).is_some_and(|t| t.contains_key("machine"))
+}
+
 /// `loom run` / `loom bench-run`; returns the process exit status.
 pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
     let progress = !a.no_progress && !bench;
@@ -415,7 +421,7 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             if a.inputs.len() > 1 {
                 bail!("--model DIR takes at most one PROGRAM, got {} arguments", a.inputs.len());
             }
-            if let Some(p) = a.inputs.first().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+            if let Some(p) = a.inputs.first().filter(|p| is_machine_config(p)) {
                 bail!("--model DIR runs the checkpoint's machine: {} looks like a config, not a program (give either a config or --model DIR)", p.display());
             }
             let given = a.inputs.first().map(|p| Program::from_file(p)).transpose()?;
@@ -519,4 +525,22 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         r.instructions as f64 / r.secs
     );
     Ok(ExitCode::from(r.finish.status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_machine_config;
+    use std::path::Path;
+
+    /// `run --model DIR PROGRAM` refuses a machine config as the program, but takes a SIMT4 launch file (TOML
+    /// without a `[machine]` table) and any other file.
+    #[test]
+    fn a_launch_file_is_a_program_and_a_config_is_not() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        assert!(is_machine_config(&root.join("configs/simt4.toml")));
+        assert!(is_machine_config(&root.join("configs/acc8.toml")));
+        assert!(!is_machine_config(&root.join("examples/cuda/demo.toml")));
+        assert!(!is_machine_config(&root.join("examples/cuda/demo.cu")));
+        assert!(!is_machine_config(&root.join("no/such/file.toml")));
+    }
 }

@@ -35,6 +35,55 @@ fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
     std::fs::remove_file(&pf).unwrap();
 }
 
+/// `backends/tools/hf_check_trace.py`, the check for checkpoints larger than memory (SIMT4's): transformers on
+/// the memory-mapped weights accepts the reference trace of the woven acc8 (teacher-forced, then the tail decoded
+/// greedily), counting every position, and names the position of a token changed in the trace.
+#[test]
+fn transformers_checks_a_recorded_trace_on_memory_mapped_weights() {
+    let Some((python, _)) = common::hf_setup("transformers_checks_a_recorded_trace_on_memory_mapped_weights") else {
+        return;
+    };
+    let w = weave(&acc8(), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
+    let dir = std::env::temp_dir().join(format!("loom-weaver-hfcheck-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    save(&w, &dir).unwrap();
+    let prog: Vec<u64> = acc8_stress_program(1).iter().map(|b| *b as u64).collect();
+    let prompt = host::program_prompt(&w.protocol, 0, 0, &prog);
+    let mut r = Reference::new(acc8());
+    r.load(0, 0, &prog);
+    let want = r.run(60);
+    let tf = dir.with_extension("trace.json");
+    let write = |tokens: &[u32]| {
+        let t = serde_json::json!({"prompt": prompt, "generated": tokens, "injected": []});
+        std::fs::write(&tf, t.to_string()).unwrap();
+    };
+    write(&want);
+    let (status, v) = common::hf_check_trace(&python, &dir, &tf, 3);
+    assert_eq!(status, 0, "{v}");
+    assert_eq!(v["positions_compared"], want.len(), "{v}");
+    assert_eq!((v["mismatches"].as_u64(), v["decoded_greedily"].as_u64()), (Some(0), Some(3)), "{v}");
+    eprintln!("hf_check_trace.py: {} positions equal to the reference ({} decoded greedily)", want.len(), 3);
+    // A wrong token in the middle (teacher-forced) and one in the decoded tail are each caught, at their index.
+    let flip = |t: u32| if t == 0 { 1 } else { 0 };
+    let mid = want.len() / 2;
+    let mut bad = want.clone();
+    bad[mid] = flip(bad[mid]);
+    write(&bad);
+    let (status, v) = common::hf_check_trace(&python, &dir, &tf, 3);
+    assert_eq!(status, 1, "{v}");
+    assert_eq!(v["first_mismatches"][0]["index"], mid, "{v}");
+    assert_eq!(v["first_mismatches"][0]["how"], "teacher-forced", "{v}");
+    let mut bad = want.clone();
+    let last = bad.len() - 1;
+    bad[last] = flip(bad[last]);
+    write(&bad);
+    let (status, v) = common::hf_check_trace(&python, &dir, &tf, 3);
+    assert_eq!((status, v["mismatches"].as_u64()), (1, Some(1)), "{v}");
+    assert_eq!((&v["first_mismatches"][0]["index"], &v["first_mismatches"][0]["how"]), (&serde_json::json!(last), &serde_json::json!("decoded")), "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&tf).unwrap();
+}
+
 /// acc8 woven into a Qwen3.5-shaped geometry: heads of d_k = 128 rows (not a power of 4: the value scale
 /// 362.0387 of `numerics::value_scale` keeps reads exact; acc8's 256-byte memory is two block heads), grouped
 /// keys (2 value heads per key head), every 4th layer full attention. Our sparse and incremental executors and

@@ -35,3 +35,21 @@ pub fn hf_decode(python: &str, script: &Path, dir: &Path, prompt_file: &Path, ne
     let v: serde_json::Value = serde_json::from_str(line).unwrap();
     v["generated"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
 }
+
+/// Run `backends/tools/hf_check_trace.py` (transformers on memory-mapped weights, teacher-forced, then the
+/// last `decode_tail` tokens decoded greedily) on checkpoint `dir` and trace file `trace`; returns the exit
+/// status and the JSON report it prints.
+pub fn hf_check_trace(python: &str, dir: &Path, trace: &Path, decode_tail: usize) -> (i32, serde_json::Value) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../backends/tools/hf_check_trace.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(dir)
+        .arg(trace)
+        .args(["--decode-tail", &decode_tail.to_string()])
+        .output()
+        .expect("run hf_check_trace.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("hf_check_trace.py printed no report ({e}): {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), v)
+}
