@@ -220,99 +220,75 @@ impl Checkpoint {
             });
         }
         let (r, c) = (loc.shape[0], loc.shape[1]);
-        let data = self.convert(loc, Some((r, c)))?;
+        let data = self.convert_transposed(loc, r, c)?;
         Ok(HostTensor::new(vec![c, r], data))
     }
 
     /// Convert a tensor's bytes to f32 in its stored layout, block by block: a block of [`ZERO_BLOCK`] values
     /// whose bytes are all zero (`+0`; `-0` is kept) is skipped and left as the allocation's zeros. Returns the
-    /// values and the blocks written, ascending. The mapped pages are released as in [`Self::convert`].
+    /// values and the blocks written, ascending. The mapped pages are released as in [`Self::convert_transposed`].
     fn convert_blocks(&self, loc: &TensorLoc) -> Result<(Vec<f32>, Vec<u64>), CheckpointError> {
-        let shard = &self.shards[loc.shard];
-        let bytes = &shard.mmap[loc.start..loc.end];
-        let n: usize = loc.shape.iter().product();
-        let width = self.width(loc)?;
-        if bytes.len() != n * width {
-            return Err(CheckpointError::Format {
-                path: shard.path.display().to_string(),
-                msg: format!("tensor {} has {} bytes for shape {:?}", loc.stored_name, bytes.len(), loc.shape),
-            });
-        }
-        let mut out = vec![0f32; n];
+        let (bytes, width) = self.bytes(loc)?;
+        let mut out = vec![0f32; bytes.len() / width];
         let mut blocks = Vec::new();
         for (b, (src, dst)) in bytes.chunks(ZERO_BLOCK * width).zip(out.chunks_mut(ZERO_BLOCK)).enumerate() {
             if src.iter().fold(0u8, |a, x| a | x) == 0 {
                 continue;
             }
             blocks.push(b as u64);
-            for (k, v) in dst.iter_mut().enumerate() {
-                let x = &src[k * width..k * width + width];
-                *v = match loc.dtype {
-                    Dtype::F32 => f32::from_le_bytes([x[0], x[1], x[2], x[3]]),
-                    Dtype::BF16 => half::bf16::from_bits(u16::from_le_bytes([x[0], x[1]])).to_f32(),
-                    _ => half::f16::from_bits(u16::from_le_bytes([x[0], x[1]])).to_f32(),
-                };
+            for (v, x) in dst.iter_mut().zip(src.chunks_exact(width)) {
+                *v = decode(loc.dtype, x);
             }
         }
-        release_pages(&shard.mmap, loc.start, loc.end);
+        release_pages(&self.shards[loc.shard].mmap, loc.start, loc.end);
         Ok((out, blocks))
     }
 
-    /// Bytes per value of a tensor's dtype (F32, BF16, F16), or the dtype error.
-    fn width(&self, loc: &TensorLoc) -> Result<usize, CheckpointError> {
-        match loc.dtype {
-            Dtype::F32 => Ok(4),
-            Dtype::BF16 | Dtype::F16 => Ok(2),
-            other => Err(CheckpointError::Dtype {
-                path: self.shards[loc.shard].path.display().to_string(),
-                name: loc.stored_name.clone(),
-                dtype: format!("{other:?}"),
-            }),
+    /// Convert a `[r, c]` matrix's bytes to f32 transposed to `[c, r]`, then tell the kernel the mapped pages
+    /// are no longer needed, so a large model's file pages do not stay resident beside the converted copy.
+    fn convert_transposed(&self, loc: &TensorLoc, r: usize, c: usize) -> Result<Vec<f32>, CheckpointError> {
+        let (bytes, width) = self.bytes(loc)?;
+        let get = |i: usize| decode(loc.dtype, &bytes[i * width..i * width + width]);
+        let mut out = vec![0f32; r * c];
+        // Blocked transpose: read rows of a block of source rows, write columns.
+        const BLK: usize = 64;
+        for r0 in (0..r).step_by(BLK) {
+            for c0 in (0..c).step_by(BLK) {
+                for i in r0..(r0 + BLK).min(r) {
+                    for j in c0..(c0 + BLK).min(c) {
+                        out[j * r + i] = get(i * c + j);
+                    }
+                }
+            }
         }
+        release_pages(&self.shards[loc.shard].mmap, loc.start, loc.end);
+        Ok(out)
     }
 
-    /// Convert a tensor's bytes to f32 (optionally transposing a `[r, c]` matrix), then tell the kernel the
-    /// mapped pages are no longer needed, so a large model's file pages do not stay resident beside the
-    /// converted copy.
-    fn convert(&self, loc: &TensorLoc, transpose: Option<(usize, usize)>) -> Result<Vec<f32>, CheckpointError> {
+    /// A tensor's mapped bytes and bytes per value (F32 4, BF16 and F16 2), after checking the dtype and that
+    /// the byte count fits the shape.
+    fn bytes(&self, loc: &TensorLoc) -> Result<(&[u8], usize), CheckpointError> {
         let shard = &self.shards[loc.shard];
+        let width = match loc.dtype {
+            Dtype::F32 => 4,
+            Dtype::BF16 | Dtype::F16 => 2,
+            other => {
+                return Err(CheckpointError::Dtype {
+                    path: shard.path.display().to_string(),
+                    name: loc.stored_name.clone(),
+                    dtype: format!("{other:?}"),
+                })
+            }
+        };
         let bytes = &shard.mmap[loc.start..loc.end];
         let n: usize = loc.shape.iter().product();
-        let width = self.width(loc)?;
         if bytes.len() != n * width {
             return Err(CheckpointError::Format {
                 path: shard.path.display().to_string(),
                 msg: format!("tensor {} has {} bytes for shape {:?}", loc.stored_name, bytes.len(), loc.shape),
             });
         }
-        let get = |i: usize| -> f32 {
-            let b = &bytes[i * width..i * width + width];
-            match loc.dtype {
-                Dtype::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                Dtype::BF16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
-                _ => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
-            }
-        };
-        let out = match transpose {
-            None => (0..n).map(get).collect(),
-            Some((r, c)) => {
-                let mut out = vec![0f32; n];
-                // Blocked transpose: read rows of a block of source rows, write columns.
-                const BLK: usize = 64;
-                for r0 in (0..r).step_by(BLK) {
-                    for c0 in (0..c).step_by(BLK) {
-                        for i in r0..(r0 + BLK).min(r) {
-                            for j in c0..(c0 + BLK).min(c) {
-                                out[j * r + i] = get(i * c + j);
-                            }
-                        }
-                    }
-                }
-                out
-            }
-        };
-        release_pages(&shard.mmap, loc.start, loc.end);
-        Ok(out)
+        Ok((bytes, width))
     }
 
     /// Read every text-model tensor the config requires into a [`WeightMap`] (stored layouts).
@@ -380,6 +356,15 @@ impl TensorSource for InMemory<'_> {
             }
         }
         Ok(HostTensor::new(vec![c, r], out))
+    }
+}
+
+/// One little-endian value of `dtype` (F32, BF16 or F16, as [`Checkpoint::bytes`] checked) as f32.
+fn decode(dtype: Dtype, b: &[u8]) -> f32 {
+    match dtype {
+        Dtype::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        Dtype::BF16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
+        _ => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
     }
 }
 
