@@ -415,7 +415,9 @@ pub fn write_tensors(path: &Path, tensors: &[(&str, &HostTensor)]) -> Result<(),
 /// Stream f32 tensors into a safetensors file: the header is written from `specs` (name, shape), then each
 /// tensor's values are asked of `produce` in turn and written, so only one tensor need be in memory (a 14.5 GB
 /// model is written holding at most its largest tensor). Metadata `{"format": "pt"}`; data in `specs` order;
-/// written to a temporary file renamed into place.
+/// written to a temporary file renamed into place. Pages of [`HOLE_PAGE`] bytes that are all zero are not
+/// written but left as holes of a sparse file (where the file system has them): they read back as zeros, and a
+/// woven checkpoint, mostly zeros, takes the disk space of its nonzero pages.
 pub fn write_tensors_with<'a>(
     path: &Path,
     specs: &[(String, Vec<usize>)],
@@ -441,7 +443,7 @@ pub fn write_tensors_with<'a>(
     let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
     let tmp = dir.join(format!(".{file}.tmp"));
     let result = (|| -> Result<(), CheckpointError> {
-        let mut f = std::io::BufWriter::with_capacity(1 << 22, File::create(&tmp).map_err(io_err(&tmp))?);
+        let mut f = SparseWriter::new(File::create(&tmp).map_err(io_err(&tmp))?);
         f.write_all(&(hbytes.len() as u64).to_le_bytes()).map_err(io_err(&tmp))?;
         f.write_all(&hbytes).map_err(io_err(&tmp))?;
         let mut buf = Vec::with_capacity(1 << 20);
@@ -462,7 +464,7 @@ pub fn write_tensors_with<'a>(
                 f.write_all(&buf).map_err(io_err(&tmp))?;
             }
         }
-        f.into_inner().map_err(|e| e.into_error()).and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
+        f.finish().and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
         Ok(())
     })();
     if let Err(e) = result {
@@ -470,6 +472,76 @@ pub fn write_tensors_with<'a>(
         return Err(e);
     }
     std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+/// The page size of [`write_tensors_with`]'s holes, bytes: pages this long (at offsets that are multiples of it)
+/// whose bytes are all zero are skipped.
+pub const HOLE_PAGE: usize = 4096;
+
+/// A buffered writer that leaves the all-zero pages of [`HOLE_PAGE`] bytes unwritten (seeking over them), so the
+/// file is sparse; [`Self::finish`] sets the full length, so a run of zeros at the end reads back too.
+struct SparseWriter {
+    file: File,
+    /// Bytes not yet written, from offset `base` of the file (a multiple of `HOLE_PAGE`).
+    buf: Vec<u8>,
+    base: u64,
+}
+
+impl SparseWriter {
+    const CAPACITY: usize = 1 << 22;
+
+    fn new(file: File) -> Self {
+        Self { file, buf: Vec::with_capacity(Self::CAPACITY + HOLE_PAGE), base: 0 }
+    }
+
+    /// Write the buffer's whole pages (all of it when `all`), runs of nonzero pages in one call each.
+    fn flush_pages(&mut self, all: bool) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        let end = if all { self.buf.len() } else { self.buf.len() / HOLE_PAGE * HOLE_PAGE };
+        let mut run: Option<usize> = None; // start of the current run of nonzero pages
+        let mut p = 0;
+        while p < end {
+            let q = (p + HOLE_PAGE).min(end);
+            let zero = self.buf[p..q].iter().all(|&b| b == 0);
+            match (zero, run) {
+                (false, None) => run = Some(p),
+                (true, Some(r)) => {
+                    self.file.seek(SeekFrom::Start(self.base + r as u64))?;
+                    self.file.write_all(&self.buf[r..p])?;
+                    run = None;
+                }
+                _ => {}
+            }
+            p = q;
+        }
+        if let Some(r) = run {
+            self.file.seek(SeekFrom::Start(self.base + r as u64))?;
+            self.file.write_all(&self.buf[r..end])?;
+        }
+        self.buf.drain(..end);
+        self.base += end as u64;
+        Ok(())
+    }
+
+    /// Write what is left and give the file its full length (holes included).
+    fn finish(mut self) -> std::io::Result<File> {
+        self.flush_pages(true)?;
+        self.file.set_len(self.base)?;
+        Ok(self.file)
+    }
+}
+
+impl std::io::Write for SparseWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Self::CAPACITY {
+            self.flush_pages(false)?;
+        }
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(()) // pages are written when whole, or by `finish`
+    }
 }
 
 /// Files a checkpoint directory may contain; a non-empty directory with anything else is not overwritten.

@@ -67,6 +67,45 @@ fn mostly_zero_tensors_load_with_their_block_index() {
     assert!(back[dense].data.iter().zip(&w[dense].data).all(|(x, y)| x.to_bits() == y.to_bits()));
 }
 
+/// Zero pages are left as holes of a sparse file: a 4 MB tensor of four nonzeros takes a few pages of disk, the
+/// file has its full length (a tensor of zeros at the end included), and every value reads back bit for bit.
+#[test]
+fn zero_pages_are_holes_and_read_back_as_zeros() {
+    let n = 1 << 20;
+    let mut sparse = vec![0f32; n];
+    for (i, v) in [(3, 1.0), (5_000, -2.5), (700_000, 3.0), (n - 1, f32::MIN_POSITIVE)] {
+        sparse[i] = v;
+    }
+    sparse[300_000] = -0.0; // a -0 is a nonzero byte, written
+    let dense: Vec<f32> = (0..100).map(|i| i as f32 * 0.37 - 9.0).collect();
+    let tensors = [
+        ("sparse", HostTensor::new(vec![1024, 1024], sparse)),
+        ("dense", HostTensor::new(vec![100], dense)),
+        ("zeros", HostTensor::new(vec![3000], vec![0.0; 3000])),
+    ];
+    let dir = scratch("holes");
+    let path = dir.join("t.safetensors");
+    let refs: Vec<(&str, &HostTensor)> = tensors.iter().map(|(n, t)| (*n, t)).collect();
+    backends::checkpoint::write_tensors(&path, &refs).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    for (name, t) in &tensors {
+        let v = st.tensor(name).unwrap();
+        assert_eq!(v.shape(), &t.shape[..], "{name}");
+        let back: Vec<u32> = v.data().chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        assert!(back.iter().zip(&t.data).all(|(x, y)| *x == y.to_bits()), "{name} differs");
+    }
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    assert_eq!(len, bytes.len());
+    assert!(len > 4 * ((1 << 20) + 3100), "{len}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let on_disk = std::fs::metadata(&path).unwrap().blocks() as usize * 512;
+        assert!(on_disk <= 16 * 4096, "{on_disk} bytes on disk for a file of {len}: zero pages were written");
+    }
+}
+
 #[test]
 fn tied_checkpoint_omits_lm_head() {
     let mut cfg = Preset::Tiny.config(None);
