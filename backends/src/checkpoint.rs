@@ -52,6 +52,10 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
 struct Shard {
     path: PathBuf,
     mmap: Mmap,
+    /// The byte ranges `[start, end)` of the file that hold data, ascending; the rest are holes of a sparse
+    /// file (all zeros), which [`Checkpoint::tensor`] skips without reading. The whole file where the file
+    /// system does not say.
+    data: Vec<(usize, usize)>,
 }
 
 /// Where a tensor's bytes are: shard index, dtype, shape, absolute byte range in the shard's mapping.
@@ -139,7 +143,8 @@ impl Checkpoint {
                     },
                 );
             }
-            shards.push(Shard { path, mmap });
+            let data = data_ranges(&file, mmap.len());
+            shards.push(Shard { path, mmap, data });
         }
         let ck = Checkpoint { dir, config, shards, tensors };
         ck.validate()?;
@@ -231,7 +236,16 @@ impl Checkpoint {
         let (bytes, width) = self.bytes(loc)?;
         let mut out = vec![0f32; bytes.len() / width];
         let mut blocks = Vec::new();
+        let data = &self.shards[loc.shard].data;
+        let mut r = 0; // the first data range that may overlap the current block
         for (b, (src, dst)) in bytes.chunks(ZERO_BLOCK * width).zip(out.chunks_mut(ZERO_BLOCK)).enumerate() {
+            let (a, e) = (loc.start + b * ZERO_BLOCK * width, loc.start + b * ZERO_BLOCK * width + src.len());
+            while r < data.len() && data[r].1 <= a {
+                r += 1;
+            }
+            if r == data.len() || data[r].0 >= e {
+                continue; // inside a hole: zeros, never read
+            }
             if src.iter().fold(0u8, |a, x| a | x) == 0 {
                 continue;
             }
@@ -365,6 +379,42 @@ fn decode(dtype: Dtype, b: &[u8]) -> f32 {
         Dtype::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
         Dtype::BF16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
         _ => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
+    }
+}
+
+/// The byte ranges of `file` (of `len` bytes) that hold data, ascending, from `lseek`'s `SEEK_DATA` and
+/// `SEEK_HOLE` (Linux); `[(0, len)]` where the file system or the platform does not tell.
+fn data_ranges(file: &File, len: usize) -> Vec<(usize, usize)> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        let mut out = Vec::new();
+        let mut pos: libc::off_t = 0;
+        while (pos as usize) < len {
+            // SAFETY: lseek on a file descriptor we own; it only moves the descriptor's offset, which nothing
+            // else uses (the file is read through its mapping).
+            let start = unsafe { libc::lseek(fd, pos, libc::SEEK_DATA) };
+            if start < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO) {
+                    break; // no data after pos
+                }
+                return vec![(0, len)]; // SEEK_DATA not supported here
+            }
+            // SAFETY: as above.
+            let end = unsafe { libc::lseek(fd, start, libc::SEEK_HOLE) };
+            if end <= start {
+                return vec![(0, len)];
+            }
+            out.push((start as usize, (end as usize).min(len)));
+            pos = end;
+        }
+        out
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        vec![(0, len)]
     }
 }
 
