@@ -9,23 +9,29 @@ use isa_api::Reference;
 use isa_api::host;
 use weaver::{export::save, weave, WeaveOptions};
 
+/// The woven acc8 (with the attention layer transformers needs) saved to a fresh temporary directory named by
+/// `tag`; the prompt that loads its stress program, and the reference evaluator's trace of `steps` steps.
+fn saved_acc8_with_reference(tag: &str, steps: usize) -> (std::path::PathBuf, Vec<u32>, Vec<u32>) {
+    let w = weave(&acc8(), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
+    let dir = std::env::temp_dir().join(format!("loom-weaver-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    save(&w, &dir).unwrap();
+    let prog: Vec<u64> = acc8_stress_program(1).iter().map(|b| *b as u64).collect();
+    let prompt = host::program_prompt(&w.protocol, 0, 0, &prog);
+    let mut r = Reference::new(acc8());
+    r.load(0, 0, &prog);
+    (dir, prompt, r.run(steps))
+}
+
 #[test]
 fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
     let Some((python, script)) = common::hf_setup("transformers_runs_the_woven_acc8_to_the_reference_trace") else {
         return;
     };
-    let w = weave(&acc8(), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
-    let dir = std::env::temp_dir().join(format!("loom-weaver-hf-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    save(&w, &dir).unwrap();
-    let prog: Vec<u64> = acc8_stress_program(1).iter().map(|b| *b as u64).collect();
-    let prompt = host::program_prompt(&w.protocol, 0, 0, &prog);
+    // 20 steps: transformers decodes these DeltaNet layers at a few tokens per second on 2 cores.
+    let (dir, prompt, want) = saved_acc8_with_reference("hf", 20);
     let pf = dir.with_extension("prompt.json");
     std::fs::write(&pf, serde_json::to_string(&prompt).unwrap()).unwrap();
-    let steps = 20; // transformers decodes these DeltaNet layers at a few tokens per second on 2 cores
-    let mut r = Reference::new(acc8());
-    r.load(0, 0, &prog);
-    let want = r.run(steps);
     for prefill in ["chunked", "stepwise"] {
         let theirs = common::hf_decode(&python, &script, &dir, &pf, want.len(), prefill);
         assert_eq!(theirs, want, "{prefill} prefill");
@@ -43,15 +49,7 @@ fn transformers_checks_a_recorded_trace_on_memory_mapped_weights() {
     let Some((python, _)) = common::hf_setup("transformers_checks_a_recorded_trace_on_memory_mapped_weights") else {
         return;
     };
-    let w = weave(&acc8(), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
-    let dir = std::env::temp_dir().join(format!("loom-weaver-hfcheck-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    save(&w, &dir).unwrap();
-    let prog: Vec<u64> = acc8_stress_program(1).iter().map(|b| *b as u64).collect();
-    let prompt = host::program_prompt(&w.protocol, 0, 0, &prog);
-    let mut r = Reference::new(acc8());
-    r.load(0, 0, &prog);
-    let want = r.run(60);
+    let (dir, prompt, want) = saved_acc8_with_reference("hfcheck", 60);
     let tf = dir.with_extension("trace.json");
     let write = |tokens: &[u32]| {
         let t = serde_json::json!({"prompt": prompt, "generated": tokens, "injected": []});
