@@ -205,7 +205,7 @@ impl Checkpoint {
     ///
     /// Blocks of [`ZERO_BLOCK`] values that are all `+0` in the file are not written: they stay the untouched
     /// zero pages of a fresh allocation, and the tensor carries their [`HostTensor::blocks`] index. So a woven
-    /// checkpoint larger than memory (42 GB of mostly zeros for SIMT4) loads in the memory of its nonzeros.
+    /// checkpoint larger than memory (41 GB of mostly zeros for SIMT4) loads in the memory of its nonzeros.
     pub fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
         let loc = self.locate(name)?;
         let (data, blocks) = self.convert_blocks(loc)?;
@@ -239,7 +239,8 @@ impl Checkpoint {
         let data = &self.shards[loc.shard].data;
         let mut r = 0; // the first data range that may overlap the current block
         for (b, (src, dst)) in bytes.chunks(ZERO_BLOCK * width).zip(out.chunks_mut(ZERO_BLOCK)).enumerate() {
-            let (a, e) = (loc.start + b * ZERO_BLOCK * width, loc.start + b * ZERO_BLOCK * width + src.len());
+            let a = loc.start + b * ZERO_BLOCK * width;
+            let e = a + src.len();
             while r < data.len() && data[r].1 <= a {
                 r += 1;
             }

@@ -10,7 +10,7 @@ prediction, by their index in `generated`).
 
 What it does, all in transformers' own model class and f32 on the CPU:
   1. Builds `Qwen3_5ForCausalLM` from `config.json` on the meta device and assigns it the tensors of
-     `model.safetensors` memory-mapped read-only, so the weights are file pages the kernel may evict: a 42 GB
+     `model.safetensors` memory-mapped read-only, so the weights are file pages the kernel may evict: a 41 GB
      checkpoint runs on a 24 GB machine (each pass over the weights reads the file once).
   2. Teacher-forced check: one forward pass over prompt + generated[:-K] (transformers' chunked gated-delta rule,
      the path its prefill takes) gives the logits of every position; the argmax after each position must be the
