@@ -99,7 +99,8 @@ pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveErro
         memory_reads: netlist.reads.len(),
         units_per_layer: allocation.layers.iter().map(|l| l.units.len()).collect(),
         heads_per_layer: allocation.layers.iter().map(|l| l.heads.len()).collect(),
-        weave_ms: t0.elapsed().as_secs_f64() * 1e3,
+        // Whole microseconds: a short decimal, which JSON (the manifest, the weave cache) reads back exactly.
+        weave_ms: t0.elapsed().as_micros() as f64 / 1e3,
     };
     let manifest = Manifest::new(desc, &protocol, &report);
     Ok(Woven { config, weights, protocol, manifest, report, netlist, allocation, schedule })
