@@ -306,6 +306,34 @@ impl Checkpoint {
         Ok((bytes, width))
     }
 
+    /// A tensor's stored dtype and its bytes as they are in the file (little-endian values in the stored
+    /// layout), for copying a tensor into another checkpoint without converting it.
+    pub fn raw(&self, name: &str) -> Result<(Dtype, &[u8]), CheckpointError> {
+        let loc = self.locate(name)?;
+        let (bytes, _) = self.bytes(loc)?;
+        Ok((loc.dtype, bytes))
+    }
+
+    /// Rows `rows` of a 2-D tensor `[r, c]` as f32 `[rows.len(), c]` (a slice of an embedding or an lm_head),
+    /// reading only those rows. Errors: a tensor that is not 2-D or a range past its rows.
+    pub fn tensor_rows(&self, name: &str, rows: std::ops::Range<usize>) -> Result<HostTensor, CheckpointError> {
+        let loc = self.locate(name)?;
+        let shard = self.shards[loc.shard].path.display().to_string();
+        if loc.shape.len() != 2 || rows.end > loc.shape[0] || rows.start > rows.end {
+            return Err(CheckpointError::Shape {
+                path: shard,
+                name: format!("{} (rows {}..{})", loc.stored_name, rows.start, rows.end),
+                found: loc.shape.clone(),
+                expected: vec![rows.end, loc.shape.get(1).copied().unwrap_or(0)],
+            });
+        }
+        let (bytes, width) = self.bytes(loc)?;
+        let c = loc.shape[1];
+        let src = &bytes[rows.start * c * width..rows.end * c * width];
+        let data: Vec<f32> = src.chunks_exact(width).map(|x| decode(loc.dtype, x)).collect();
+        Ok(HostTensor::new(vec![rows.len(), c], data))
+    }
+
     /// Read every text-model tensor the config requires into a [`WeightMap`] (stored layouts).
     pub fn weights(&self) -> Result<WeightMap, CheckpointError> {
         let mut m = WeightMap::new();
@@ -474,15 +502,56 @@ pub fn write_tensors_with<'a>(
     specs: &[(String, Vec<usize>)],
     mut produce: impl FnMut(&str, &[usize]) -> Result<Cow<'a, [f32]>, CheckpointError>,
 ) -> Result<(), CheckpointError> {
+    let typed: Vec<(String, Vec<usize>, Dtype)> = specs.iter().map(|(n, s)| (n.clone(), s.clone(), Dtype::F32)).collect();
+    write_tensors_typed(path, &typed, |name, shape| {
+        let data = produce(name, shape)?;
+        let n: usize = shape.iter().product();
+        if data.len() != n {
+            return Err(CheckpointError::Shape { path: path.display().to_string(), name: name.to_string(), found: vec![data.len()], expected: shape.to_vec() });
+        }
+        Ok(TensorBytes::F32(data))
+    })
+}
+
+/// The values of one tensor handed to [`write_tensors_typed`]: f32 values (converted to the spec's dtype, F32
+/// or BF16 rounded to nearest even), or bytes already in the spec's dtype (copied from another checkpoint).
+pub enum TensorBytes<'a> {
+    F32(Cow<'a, [f32]>),
+    Raw(Cow<'a, [u8]>),
+}
+
+/// Bytes per value of the dtypes [`write_tensors_typed`] writes (F32 4, BF16 and F16 2).
+pub fn dtype_width(dtype: Dtype) -> Option<usize> {
+    match dtype {
+        Dtype::F32 => Some(4),
+        Dtype::BF16 | Dtype::F16 => Some(2),
+        _ => None,
+    }
+}
+
+/// [`write_tensors_with`] for tensors of several dtypes (F32, BF16, F16): `specs` is (name, shape, dtype), and
+/// `produce` gives each tensor's values as f32 (converted to the dtype: F32, or BF16 rounded to nearest even)
+/// or as raw bytes already in that dtype. Errors: a value count or byte count that does not fit the shape, an
+/// F16 tensor given as f32, an unsupported dtype.
+pub fn write_tensors_typed<'a>(
+    path: &Path,
+    specs: &[(String, Vec<usize>, Dtype)],
+    mut produce: impl FnMut(&str, &[usize]) -> Result<TensorBytes<'a>, CheckpointError>,
+) -> Result<(), CheckpointError> {
     use std::io::Write;
     let mut header = serde_json::Map::new();
     header.insert("__metadata__".into(), serde_json::json!({"format": "pt"}));
     let mut offset = 0usize;
-    for (name, shape) in specs {
-        let bytes = shape.iter().product::<usize>() * 4;
+    for (name, shape, dtype) in specs {
+        let width = dtype_width(*dtype).ok_or_else(|| CheckpointError::Dtype {
+            path: path.display().to_string(),
+            name: name.clone(),
+            dtype: format!("{dtype:?}"),
+        })?;
+        let bytes = shape.iter().product::<usize>() * width;
         header.insert(
             name.clone(),
-            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + bytes]}),
+            serde_json::json!({"dtype": format!("{dtype:?}"), "shape": shape, "data_offsets": [offset, offset + bytes]}),
         );
         offset += bytes;
     }
@@ -498,21 +567,38 @@ pub fn write_tensors_with<'a>(
         f.write_all(&(hbytes.len() as u64).to_le_bytes()).map_err(io_err(&tmp))?;
         f.write_all(&hbytes).map_err(io_err(&tmp))?;
         let mut buf = Vec::with_capacity(1 << 20);
-        for (name, shape) in specs {
-            let data = produce(name, shape)?;
+        for (name, shape, dtype) in specs {
             let n: usize = shape.iter().product();
-            if data.len() != n {
-                return Err(CheckpointError::Shape {
-                    path: path.display().to_string(),
-                    name: name.clone(),
-                    found: vec![data.len()],
-                    expected: shape.clone(),
-                });
-            }
-            for chunk in data.chunks(1 << 18) {
-                buf.clear();
-                buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
-                f.write_all(&buf).map_err(io_err(&tmp))?;
+            let width = dtype_width(*dtype).expect("checked above");
+            let shape_err = |found: usize| CheckpointError::Shape {
+                path: path.display().to_string(),
+                name: name.clone(),
+                found: vec![found],
+                expected: shape.clone(),
+            };
+            match produce(name, shape)? {
+                TensorBytes::F32(data) => {
+                    if data.len() != n {
+                        return Err(shape_err(data.len()));
+                    }
+                    for chunk in data.chunks(1 << 18) {
+                        buf.clear();
+                        match dtype {
+                            Dtype::F32 => buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes())),
+                            Dtype::BF16 => buf.extend(chunk.iter().flat_map(|v| half::bf16::from_f32(*v).to_bits().to_le_bytes())),
+                            _ => {
+                                return Err(CheckpointError::Dtype { path: path.display().to_string(), name: name.clone(), dtype: "F16 (from f32 values)".into() })
+                            }
+                        }
+                        f.write_all(&buf).map_err(io_err(&tmp))?;
+                    }
+                }
+                TensorBytes::Raw(bytes) => {
+                    if bytes.len() != n * width {
+                        return Err(shape_err(bytes.len() / width));
+                    }
+                    f.write_all(&bytes).map_err(io_err(&tmp))?;
+                }
             }
         }
         f.finish().and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
@@ -658,4 +744,154 @@ pub fn save_checkpoint_with<'a>(
     let cfg_path = dir.join("config.json");
     std::fs::rename(&cfg_tmp, &cfg_path).map_err(io_err(&cfg_path))?;
     Ok(())
+}
+
+/// Whether `name` is a file a sharded (released-layout) checkpoint directory may hold: the weights
+/// (`model.safetensors`, shards `model-*.safetensors`, `model.safetensors.index.json`), the configs
+/// (`config.json`, `generation_config.json`), the Hugging Face tokenizer files (`tokenizer.json`,
+/// `tokenizer_config.json`, `chat_template.jinja`, `special_tokens_map.json`, `vocab.json`, `merges.txt`),
+/// `README.md`, or an interrupted save of ours (`.*.tmp`).
+pub fn is_sharded_checkpoint_file(name: &str) -> bool {
+    const FILES: &[&str] = &[
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "model.safetensors.index.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "special_tokens_map.json",
+        "vocab.json",
+        "merges.txt",
+        "README.md",
+    ];
+    FILES.contains(&name)
+        || (name.starts_with("model-") && name.ends_with(".safetensors"))
+        || (name.starts_with('.') && name.ends_with(".tmp"))
+}
+
+/// Make `dir` ready for a sharded checkpoint: create it if needed; an existing directory must hold only
+/// files [`is_sharded_checkpoint_file`] accepts (a previous checkpoint of ours), else
+/// [`CheckpointError::Refuse`] and nothing is touched.
+pub fn prepare_sharded_dir(dir: &Path) -> Result<(), CheckpointError> {
+    if dir.exists() {
+        for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+            let e = e.map_err(io_err(dir))?;
+            let name = e.file_name().to_string_lossy().to_string();
+            let is_file = e.file_type().map(|t| t.is_file()).unwrap_or(false);
+            if !is_file || !is_sharded_checkpoint_file(&name) {
+                return Err(CheckpointError::Refuse {
+                    path: dir.display().to_string(),
+                    msg: format!("it holds {name:?}, which is not part of a checkpoint"),
+                });
+            }
+        }
+        Ok(())
+    } else {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))
+    }
+}
+
+/// The name of shard `i` (1-based) of `n`: `model-0000i-of-0000n.safetensors`, as `save_pretrained` names them.
+pub fn shard_name(i: usize, n: usize) -> String {
+    format!("model-{i:05}-of-{n:05}.safetensors")
+}
+
+/// Split `specs` (name, shape, dtype), in order, into shards of at most `max_shard_bytes` bytes of tensor data
+/// each, as `save_pretrained` does: a tensor opens a new shard when it does not fit in the current one, and a
+/// tensor larger than the limit gets a shard of its own. Returns the index ranges of `specs` per shard (none for
+/// empty `specs`). Errors: a dtype [`write_tensors_typed`] cannot write.
+pub fn plan_shards(
+    specs: &[(String, Vec<usize>, Dtype)],
+    max_shard_bytes: usize,
+) -> Result<Vec<std::ops::Range<usize>>, CheckpointError> {
+    let mut shards = Vec::new();
+    let (mut start, mut size) = (0usize, 0usize);
+    for (i, (name, shape, dtype)) in specs.iter().enumerate() {
+        let width = dtype_width(*dtype).ok_or_else(|| CheckpointError::Dtype {
+            path: "(sharded checkpoint)".into(),
+            name: name.clone(),
+            dtype: format!("{dtype:?}"),
+        })?;
+        let bytes = shape.iter().product::<usize>() * width;
+        if i > start && size + bytes > max_shard_bytes {
+            shards.push(start..i);
+            start = i;
+            size = 0;
+        }
+        size += bytes;
+    }
+    if start < specs.len() {
+        shards.push(start..specs.len());
+    }
+    Ok(shards)
+}
+
+/// Write tensors as a sharded checkpoint's weights, the way `save_pretrained` lays them out: shards
+/// `model-0000i-of-0000n.safetensors` of at most `max_shard_bytes` bytes of tensor data each ([`plan_shards`];
+/// tensors in `specs` order, each through [`write_tensors_typed`]) and `model.safetensors.index.json`
+/// (`{"metadata": {"total_size": bytes of tensor data}, "weight_map": {name: shard file}}`, names sorted).
+///
+/// `produce(name, shape)` is asked for each tensor in turn, so only one tensor need be in memory: a model is
+/// written in the memory of its largest tensor. `dir` is prepared by [`prepare_sharded_dir`] (refused if it
+/// holds anything but checkpoint files). After the index is in place, stale weight files of ours are removed:
+/// `model.safetensors` (which loaders prefer to an index) and shards `model-*-of-*.safetensors` of a previous,
+/// differently sharded save. Returns the shard paths, in order. Errors: a refused directory, an empty `specs`,
+/// duplicate names, I/O, or any error of `produce` or [`write_tensors_typed`].
+pub fn write_sharded<'a>(
+    dir: &Path,
+    specs: &[(String, Vec<usize>, Dtype)],
+    max_shard_bytes: usize,
+    mut produce: impl FnMut(&str, &[usize]) -> Result<TensorBytes<'a>, CheckpointError>,
+) -> Result<Vec<PathBuf>, CheckpointError> {
+    let index_path = dir.join("model.safetensors.index.json");
+    let bad = |msg: String| CheckpointError::Index { path: index_path.display().to_string(), msg };
+    if specs.is_empty() {
+        return Err(bad("no tensors to write".into()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (name, _, _) in specs {
+        if !seen.insert(name.as_str()) {
+            return Err(bad(format!("tensor {name} is listed twice")));
+        }
+    }
+    let plan = plan_shards(specs, max_shard_bytes)?;
+    prepare_sharded_dir(dir)?;
+    let n = plan.len();
+    let mut paths = Vec::with_capacity(n);
+    let mut weight_map = BTreeMap::new();
+    let mut total = 0usize;
+    for (i, range) in plan.into_iter().enumerate() {
+        let file = shard_name(i + 1, n);
+        let path = dir.join(&file);
+        let part = &specs[range];
+        write_tensors_typed(&path, part, |name, shape| produce(name, shape))?;
+        for (name, shape, dtype) in part {
+            total += shape.iter().product::<usize>() * dtype_width(*dtype).expect("checked by plan_shards");
+            weight_map.insert(name.clone(), serde_json::Value::String(file.clone()));
+        }
+        paths.push(path);
+    }
+    let index = serde_json::json!({
+        "metadata": {"total_size": total},
+        "weight_map": serde_json::Value::Object(weight_map.into_iter().collect()),
+    });
+    let tmp = dir.join(".model.safetensors.index.json.tmp");
+    let text = serde_json::to_string_pretty(&index).expect("index serializes") + "\n";
+    std::fs::write(&tmp, text).map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, &index_path).map_err(io_err(&index_path))?;
+    // Stale weights of a previous save of ours: a single file would shadow the index; old shards clutter.
+    let single = dir.join("model.safetensors");
+    if single.exists() {
+        std::fs::remove_file(&single).map_err(io_err(&single))?;
+    }
+    for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let e = e.map_err(io_err(dir))?;
+        let name = e.file_name().to_string_lossy().to_string();
+        let old_shard = name.starts_with("model-") && name.contains("-of-") && name.ends_with(".safetensors");
+        if old_shard && !paths.iter().any(|p| p.file_name().is_some_and(|f| f == e.file_name().as_os_str())) {
+            std::fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
+        }
+    }
+    Ok(paths)
 }

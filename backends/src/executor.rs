@@ -106,6 +106,16 @@ pub trait Session {
         }
         self.step(*last)
     }
+    /// Feed a block of tokens; the logits after each of them, `[tokens.len() * vocab]` row by row. The default
+    /// feeds them one at a time; the dense executors run the block as one forward pass (matrix products over
+    /// the block instead of one matrix-vector product per token).
+    fn step_block(&mut self, tokens: &[u32]) -> Result<Vec<f32>, ExecError> {
+        let mut out = Vec::new();
+        for &t in tokens {
+            out.extend(self.step(t)?);
+        }
+        Ok(out)
+    }
     /// Tokens fed so far.
     fn position(&self) -> usize;
     /// Work counters where the executor keeps them (the incremental one: products updated incrementally
@@ -179,6 +189,20 @@ pub fn open(kind: ExecutorKind, dir: &Path) -> Result<Box<dyn Executor>, ExecErr
         }
         dense => dense_executor(dense, &ck),
     }
+}
+
+/// Open one route of a grafted checkpoint directory (`graft.json`, see [`crate::graft`]) on an executor of
+/// `kind`: [`crate::graft::Route::Machine`] is the stand-alone woven machine in its own token ids,
+/// [`crate::graft::Route::Text`] the base model. Only the route's tensors are read. Errors: a directory that is
+/// not a grafted checkpoint, and every error of [`open`].
+pub fn open_route(kind: ExecutorKind, dir: &Path, route: crate::graft::Route) -> Result<Box<dyn Executor>, ExecError> {
+    let ck = Checkpoint::open(dir)?;
+    let g = crate::graft::GraftManifest::load(dir)?.ok_or_else(|| ExecError::Build {
+        kind: kind.name(),
+        msg: format!("{} has no {}: not a grafted checkpoint", dir.display(), crate::graft::GRAFT_FILE),
+    })?;
+    let (config, weights) = crate::graft::view(&ck, &g, route)?;
+    build(kind, &config, &weights)
 }
 
 #[cfg(feature = "burn")]
@@ -288,6 +312,13 @@ struct DenseSession<'m> {
 impl Session for DenseSession<'_> {
     fn step(&mut self, token: u32) -> Result<Vec<f32>, ExecError> {
         let out = self.model.forward(&[vec![token]], &mut self.state, crate::model::Logits::Last, false).map_err(|e| ExecError::Run(e.to_string()))?;
+        out.logits.into_data().try_to_vec::<f32>().map_err(|e| ExecError::Run(format!("reading logits back: {e:?}")))
+    }
+    fn step_block(&mut self, tokens: &[u32]) -> Result<Vec<f32>, ExecError> {
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self.model.forward(&[tokens.to_vec()], &mut self.state, crate::model::Logits::All, false).map_err(|e| ExecError::Run(e.to_string()))?;
         out.logits.into_data().try_to_vec::<f32>().map_err(|e| ExecError::Run(format!("reading logits back: {e:?}")))
     }
     fn prefill(&mut self, tokens: &[u32]) -> Result<Vec<f32>, ExecError> {

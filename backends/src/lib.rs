@@ -17,6 +17,7 @@ pub mod jit;
 pub mod tensor;
 pub mod checkpoint;
 pub mod random;
+pub mod graft;
 #[cfg(feature = "burn")]
 pub mod model;
 

@@ -24,6 +24,23 @@ pub struct Args {
     /// Prefill the prompt in one call (chunked) or one token at a time (stepwise).
     #[arg(long, default_value = "chunked", value_parser = ["chunked", "stepwise"])]
     pub prefill: String,
+    /// A grafted checkpoint (with `graft.json`): `text` (default) runs the base's layers on text ids, `machine`
+    /// the machine's layers on its own trace ids, `plain` every layer on every token (as a `generate` that
+    /// does not route would). Ignored for other checkpoints.
+    #[arg(long, default_value = "text", value_parser = ["text", "machine", "plain"])]
+    pub route: String,
+}
+
+/// Open `dir` on `kind`: for a grafted checkpoint the route named (`text`, `machine` or `plain`), else the
+/// whole model.
+pub fn open_routed(kind: ExecutorKind, dir: &std::path::Path, route: &str) -> Result<Box<dyn backends::Executor>> {
+    use backends::graft::{GraftManifest, Route};
+    let grafted = GraftManifest::load(dir)?.is_some();
+    Ok(match (grafted, route) {
+        (true, "text") => backends::executor::open_route(kind, dir, Route::Text)?,
+        (true, "machine") => backends::executor::open_route(kind, dir, Route::Machine)?,
+        _ => backends::executor::open(kind, dir)?,
+    })
 }
 
 /// Parse `1,2,3` into token ids.
@@ -39,7 +56,7 @@ pub fn parse_ids(s: &str) -> Result<Vec<u32>> {
 
 pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
-    let ex = backends::executor::open(ExecutorKind::parse(&a.executor)?, &a.model)?;
+    let ex = open_routed(ExecutorKind::parse(&a.executor)?, &a.model, &a.route)?;
     let vocab = ex.config().vocab_size;
     if let Some(bad) = ids.iter().find(|t| **t as usize >= vocab) {
         anyhow::bail!("--prompt-ids: token id {bad} is outside the vocabulary (size {vocab})");

@@ -40,6 +40,11 @@ pub struct Args {
     /// interpreter gets the bytes the trace shows the host delivering.
     #[arg(long, value_name = "FILE")]
     pub stdin: Option<PathBuf>,
+    /// Run the machine of this checkpoint directory instead of weaving the config's: a woven checkpoint, or a
+    /// grafted one (its machine route). Its trace protocol must be the one the config's machine weaves, whose
+    /// reference evaluator checks it.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
     #[command(flatten)]
     pub keys: crate::run::KeyOverrides,
 }
@@ -62,7 +67,23 @@ pub fn run(a: Args) -> Result<ExitCode> {
         None => Vec::new(),
     };
     let t0 = Instant::now();
-    let l = weave_config(&cfg, machine, a.executor, true)?;
+    let mut l = weave_config(&cfg, machine, a.executor, true)?;
+    if let Some(dir) = &a.model {
+        let manifest = weaver::export::load_manifest(dir)?;
+        anyhow::ensure!(
+            manifest.protocol == l.protocol,
+            "{}: its trace protocol is not the one {} weaves (another machine, or other settings)",
+            dir.display(),
+            cfg.origin
+        );
+        let kind = a.executor.unwrap_or(l.executor.kind());
+        l.executor = if backends::graft::GraftManifest::load(dir)?.is_some() {
+            backends::executor::open_route(kind, dir, backends::graft::Route::Machine)?
+        } else {
+            backends::executor::open(kind, dir)?
+        };
+        eprintln!("running the machine of {} (the reference: {})", dir.display(), cfg.origin);
+    }
     eprintln!("{} {} {} and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.prepared(), l.executor.kind(), t0.elapsed().as_secs_f64());
     let desc = l.desc.clone().expect("a config run has its description");
     let max_steps = a.max_steps.unwrap_or(l.max_steps);

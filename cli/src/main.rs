@@ -7,12 +7,15 @@ mod bench_executors;
 mod cuda;
 mod display;
 mod generate;
+mod graft;
 mod lockstep;
 mod nes;
 mod python;
 mod random_model;
 mod registry;
 mod run;
+mod text_check;
+mod tokenizer;
 mod weave;
 mod weave_cache;
 
@@ -33,6 +36,12 @@ enum Command {
     BenchGenerate(bench::Args),
     /// Weave a machine (TOML config) into a checkpoint directory; prints the report.
     Weave(weave::Args),
+    /// Weave a machine into a base Qwen3.5 checkpoint's layer shape and write the grafted checkpoint: the
+    /// machine's layers in front of the base's, its trace tokens after the base's vocabulary.
+    Graft(graft::Args),
+    /// Compare a grafted checkpoint's text with its base's over a text (default: a built-in passage): positions
+    /// bit-identical, max |delta logit|, KL, greedy agreement, routed and plain.
+    TextCheck(text_check::Args),
     /// Run a program on a machine: `run CONFIG [PROGRAM]` weaves the machine the config names and runs the
     /// program (or the machine's built-in demo), printing its console and exiting with its status;
     /// `run --model DIR [PROGRAM]` runs a woven checkpoint directory. Host devices only: the instructions run
@@ -70,6 +79,8 @@ fn main() -> std::process::ExitCode {
         Command::RandomModel(a) => ok(random_model::run(a)),
         Command::BenchGenerate(a) => ok(bench::run(a)),
         Command::Weave(a) => ok(weave::run(a)),
+        Command::Graft(a) => ok(graft::run(a)),
+        Command::TextCheck(a) => ok(text_check::run(a)),
         Command::Run(a) => run::run(a, false),
         Command::BenchRun(a) => run::run(a, true),
         Command::Lockstep(a) => lockstep::run(a),

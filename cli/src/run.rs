@@ -257,7 +257,12 @@ pub(crate) fn open_checkpoint(dir: &Path, program: Option<&Program>, executor: O
         Some(front) => front.from_face(&face, program).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?,
         None => Box::new(GenericMachine::of_face(face.clone(), None)),
     };
-    let executor = backends::executor::open(kind, dir)?;
+    // A grafted checkpoint runs its machine on the machine's route: the machine's layers only, in its own ids.
+    let executor = if backends::graft::GraftManifest::load(dir)?.is_some() {
+        backends::executor::open_route(kind, dir, backends::graft::Route::Machine)?
+    } else {
+        backends::executor::open(kind, dir)?
+    };
     if (manifest.protocol.vocab_size as usize) > executor.config().vocab_size {
         bail!("{}: the protocol needs {} tokens but the model has {}", dir.display(), manifest.protocol.vocab_size, executor.config().vocab_size);
     }

@@ -15,8 +15,12 @@ pub struct Args {
     /// Machine config (TOML), e.g. configs/acc8.toml.
     pub config: PathBuf,
     /// Output checkpoint directory (created; a previous woven checkpoint there is replaced).
+    #[arg(long, required_unless_present = "plan")]
+    pub out: Option<PathBuf>,
+    /// Only plan the weave (no tensors, nothing written): print the layers, geometry and dense parameters the
+    /// machine takes in the config's geometry, or what overflows it.
     #[arg(long)]
-    pub out: PathBuf,
+    pub plan: bool,
     /// Also write the allocation dump (slot -> name, units -> gate, head -> memory) to this file.
     #[arg(long)]
     pub dump: Option<PathBuf>,
@@ -24,16 +28,37 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let (cfg, machine) = crate::run::open_config(&a.config, &Default::default())?;
-    // Refuse a destination that is not ours before the (long) weave.
-    weaver::export::check_destination(&a.out)?;
     let desc = machine.describe()?;
     let attention_layer = cfg.geometry.as_ref().and_then(|g| g.hf_compatible).unwrap_or(true);
+    if a.plan {
+        let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer })?;
+        let c = weaver::emit::config(&alloc);
+        let g = &alloc.geometry;
+        println!(
+            "machine {}: {} layers ({} full attention), hidden {}, intermediate {}, DeltaNet {} key / {} value heads (d_k {}, d_v {}), vocab {}, {} parameters (dense)",
+            desc.name,
+            g.layers,
+            alloc.attention_layers.len(),
+            g.hidden,
+            g.intermediate,
+            g.key_heads,
+            g.value_heads,
+            g.dk,
+            g.dv,
+            g.vocab,
+            c.parameter_count()
+        );
+        return Ok(());
+    }
+    let out = a.out.as_ref().expect("clap requires --out without --plan");
+    // Refuse a destination that is not ours before the (long) weave.
+    weaver::export::check_destination(out)?;
     let w = weaver::weave(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer })?;
-    eprintln!("writing {} parameters ({:.1} GB of f32) to {}", w.report.parameters, w.report.parameters as f64 * 4e-9, a.out.display());
+    eprintln!("writing {} parameters ({:.1} GB of f32) to {}", w.report.parameters, w.report.parameters as f64 * 4e-9, out.display());
     let t0 = std::time::Instant::now();
-    save(&w, &a.out).with_context(|| format!("saving to {}", a.out.display()))?;
+    save(&w, out).with_context(|| format!("saving to {}", out.display()))?;
     println!("{}", w.report.render());
-    println!("saved {} in {:.2} s", a.out.display(), t0.elapsed().as_secs_f64());
+    println!("saved {} in {:.2} s", out.display(), t0.elapsed().as_secs_f64());
     if let Some(d) = &a.dump {
         std::fs::write(d, weaver::report::allocation_dump(&w.netlist, &w.allocation)).with_context(|| format!("writing {}", d.display()))?;
     }

@@ -135,6 +135,9 @@ pub struct GeometryConfig {
     /// Exported checkpoints (`loom weave`) include one inert full-attention layer, which transformers' cache
     /// needs to count positions (default true; runs inside loom weave without it).
     pub hf_compatible: Option<bool>,
+    /// Move gates as late as their readers allow where that holds no input longer (`schedule::sink`): fewer
+    /// values live at once, so a narrower hidden size (default false; `loom graft` sets it).
+    pub sink: Option<bool>,
 }
 
 impl GeometryConfig {
@@ -207,6 +210,7 @@ impl From<Geometry> for GeometryConfig {
             vocab: Some(g.vocab),
             attention_interval: Some(g.attention_interval),
             hf_compatible: None,
+            sink: None,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod emit;
 pub mod error;
 pub mod export;
 pub mod geometry;
+pub mod graft;
 pub mod lower;
 pub mod manifest;
 pub mod net;
@@ -63,7 +64,10 @@ pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::N
     let protocol = Protocol::of(desc);
     let netlist = prune::prune(&lower::lower(desc, &protocol)?);
     let mixers = geometry::mixers(desc, opts.fit.as_ref());
-    let schedule = schedule::schedule(&netlist, &geometry::memory_rows(desc), &allocate::const_heads(&netlist), &mixers)?;
+    let mut schedule = schedule::schedule(&netlist, &geometry::memory_rows(desc), &allocate::const_heads(&netlist), &mixers)?;
+    if opts.fit.as_ref().and_then(|f| f.sink).unwrap_or(false) {
+        schedule::sink(&netlist, &mut schedule);
+    }
     let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
     Ok((protocol, netlist, schedule, allocation))
 }

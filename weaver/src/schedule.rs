@@ -191,3 +191,113 @@ impl Schedule {
         path
     }
 }
+
+/// Move gates later, as far as their readers allow and no further than their inputs stay in the residual
+/// anyway: a gate read first at sublayer `t` whose inputs are all read at or after `s` moves to the latest MLP
+/// sublayer `<= min(t - 1, s)`. Its output then occupies a slot for fewer layers, no input's slot is held
+/// longer, and the layer count is unchanged; so no layer boundary holds more live values than before. A gate
+/// moves only into a layer that then holds no more MLP units than the widest layer already does. Gates are
+/// visited readers first, so a moved reader lets its inputs move too. This is what fits a machine into a
+/// base model's hidden size when the as-soon-as-possible schedule keeps too many values live at once
+/// (`GeometryConfig::sink`).
+pub fn sink(net: &Netlist, s: &mut Schedule) {
+    let n = net.nodes.len();
+    let end = 2 * s.num_layers as i64; // the lm_head reads outputs after the last sublayer
+    let mut need = vec![i64::MAX; n]; // earliest reading sublayer
+    let mut last = vec![i64::MIN; n]; // latest reading sublayer
+    let mark = |need: &mut Vec<i64>, last: &mut Vec<i64>, node: u32, t: i64| {
+        let i = node as usize;
+        need[i] = need[i].min(t);
+        last[i] = last[i].max(t);
+    };
+    // Heads: register heads read the staged values and the commit at layer 1; memory copies read the commit
+    // signals in every layer holding a block of a read of that memory, and the read's address there.
+    for v in net.reg_values.iter().flatten().chain(net.commit.iter()) {
+        mark(&mut need, &mut last, v.node, 2);
+    }
+    for (ri, rd) in net.reads.iter().enumerate() {
+        let c = net.commits.iter().find(|c| c.mem == rd.mem).expect("every memory has a commit");
+        for ch in &s.read_chunks[ri] {
+            let t = 2 * ch.layer as i64;
+            for b in rd.addr.iter().chain(c.addr.iter()).chain(c.data.iter()).chain([&c.enable]) {
+                mark(&mut need, &mut last, b.node, t);
+            }
+        }
+    }
+    for o in net.outputs.iter().flat_map(|o| o.bits.iter().chain([&o.emit])).chain(net.halt.iter()).chain(net.after.iter()) {
+        mark(&mut need, &mut last, o.node, end);
+        last[o.node as usize] = i64::MAX;
+    }
+    // Gates read their inputs at their sublayer.
+    for (g, gate) in net.gates.iter().enumerate() {
+        for (node, _) in gate.terms.iter().flat_map(|t| t.lin.iter()) {
+            mark(&mut need, &mut last, *node, s.gate_sublayer[g] as i64);
+        }
+    }
+    // The gates reading each node, and the earliest sublayer a head or the lm_head reads it (fixed here).
+    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (g, gate) in net.gates.iter().enumerate() {
+        for (node, _) in gate.terms.iter().flat_map(|t| t.lin.iter()) {
+            if readers[*node as usize].last() != Some(&(g as u32)) {
+                readers[*node as usize].push(g as u32);
+            }
+        }
+    }
+    let head_t: Vec<i64> = (0..n as u32).map(|x| head_need(net, s, x, end)).collect();
+    let cost = |g: usize| 2 * net.gates[g].terms.len() + usize::from(net.gates[g].offset != 0);
+    let mut units = vec![0usize; s.num_layers];
+    for g in 0..net.gates.len() {
+        units[(s.gate_sublayer[g] / 2) as usize] += cost(g);
+    }
+    let widest = units.iter().copied().max().unwrap_or(0);
+    // Readers first: nodes are in dependency order.
+    for i in (0..n).rev() {
+        let Source::Gate(g) = net.nodes[i] else { continue };
+        let g = g as usize;
+        let cur = s.gate_sublayer[g] as i64;
+        if need[i] == i64::MAX {
+            continue; // read by nothing (pruned netlists have none)
+        }
+        let inputs: Vec<u32> = net.gates[g].terms.iter().flat_map(|t| t.lin.iter().map(|(x, _)| *x)).collect();
+        let hold = inputs.iter().map(|x| last[*x as usize]).min().unwrap_or(i64::MAX);
+        let mut t = (need[i] - 1).min(hold).min(end - 1);
+        if t % 2 == 0 {
+            t -= 1; // an MLP sublayer
+        }
+        while t > cur && units[(t / 2) as usize] + cost(g) > widest {
+            t -= 2;
+        }
+        if t <= cur {
+            continue;
+        }
+        units[(cur / 2) as usize] -= cost(g);
+        units[(t / 2) as usize] += cost(g);
+        s.gate_sublayer[g] = t as u32;
+        s.ready[i] = t as u32 + 1;
+        // The inputs are now read at t: their earliest reader may be later, their latest is unchanged.
+        for x in inputs {
+            let xi = x as usize;
+            need[xi] = readers[xi].iter().map(|g2| s.gate_sublayer[*g2 as usize] as i64).min().unwrap_or(i64::MAX).min(head_t[xi]);
+        }
+    }
+}
+
+/// The earliest sublayer at which a head or the lm_head reads node `x` (`i64::MAX` when none does).
+fn head_need(net: &Netlist, s: &Schedule, x: u32, end: i64) -> i64 {
+    let mut m = i64::MAX;
+    if net.reg_values.iter().flatten().chain(net.commit.iter()).any(|v| v.node == x) {
+        m = m.min(2);
+    }
+    for (ri, rd) in net.reads.iter().enumerate() {
+        let c = net.commits.iter().find(|c| c.mem == rd.mem).expect("every memory has a commit");
+        if rd.addr.iter().chain(c.addr.iter()).chain(c.data.iter()).chain([&c.enable]).any(|b| b.node == x) {
+            if let Some(ch) = s.read_chunks[ri].first() {
+                m = m.min(2 * ch.layer as i64);
+            }
+        }
+    }
+    if net.outputs.iter().flat_map(|o| o.bits.iter().chain([&o.emit])).chain(net.halt.iter()).chain(net.after.iter()).any(|o| o.node == x) {
+        m = m.min(end);
+    }
+    m
+}

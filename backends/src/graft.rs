@@ -1,0 +1,166 @@
+//! Grafted checkpoints: a woven machine's decoder layers placed in front of a base language model's, in one
+//! Qwen3.5 checkpoint with one vocabulary. `graft.json` ([`GraftManifest`]) says which layers and which token
+//! ids are the machine's; `loom graft` (crate `weaver`, module `graft`) writes it.
+//!
+//! Layout of a grafted checkpoint of a base with `n` layers and vocabulary `V`, and a machine of `m` layers
+//! and `T` trace tokens:
+//!
+//! - layers `[0, m)` are the machine's, `[m, m + n)` the base's, unchanged;
+//! - token ids `[0, V)` are the base's; the machine's trace token `t` is fed as id `input.0 + t` and read
+//!   back as id `output.0 + t`. With an untied lm_head both ranges are `[V, V + T)` (the embedding row is the
+//!   machine's token embedding, the lm_head row its readout); with a tied one (the base's embedding is its
+//!   lm_head) the machine needs two rows per token, inputs `[V, V + T)` and outputs `[V + T, V + 2T)`;
+//! - `model.norm` and the lm_head are the base's: the machine's readout rows are scaled by the base's final
+//!   norm weights so that its logits are those of the stand-alone machine up to float rounding (far below the
+//!   woven logits' margin of 1).
+//!
+//! **Routing.** Text positions run only the base's layers; machine positions only the machine's. Both read
+//! the shared embedding, final norm and lm_head. So at every text position the grafted model computes
+//! exactly the base model (bit for bit), and every machine position computes exactly the woven machine, each
+//! with its own caches and positions. [`view`] gives each route as an ordinary Qwen3.5 model (a config and
+//! weights) that any executor runs. A plain forward pass through all layers (what a `generate` that does not
+//! route runs) mixes the two; `loom text-check` measures how much.
+
+use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::config::Qwen35Config;
+use crate::tensor::WeightMap;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// File name of the graft manifest in a grafted checkpoint directory.
+pub const GRAFT_FILE: &str = "graft.json";
+/// Format tag and version of [`GraftManifest`].
+pub const GRAFT_FORMAT: &str = "loom-graft";
+pub const GRAFT_VERSION: u32 = 1;
+
+/// What the base was (recorded at graft time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaseInfo {
+    /// The base directory as given to `loom graft`.
+    pub dir: String,
+    /// `model_type` of its config.json (`qwen3_5` for the released multimodal layout, `qwen3_5_text`).
+    pub model_type: String,
+    pub num_hidden_layers: usize,
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub tie_word_embeddings: bool,
+    /// Stored dtype of its layer weights (`BF16` for released checkpoints, `F32`).
+    pub dtype: String,
+    /// Parameters of its text model (embedding, layers, final norm, lm_head unless tied).
+    pub parameters: usize,
+}
+
+/// `graft.json`: which layers and token ids of a grafted checkpoint are the machine's. Ranges are half-open
+/// `[start, end)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraftManifest {
+    pub format: String,
+    pub version: u32,
+    /// The machine's name (its `machine.json` beside this file has the trace protocol, in the machine's own
+    /// token ids `0..T`).
+    pub machine: String,
+    /// The machine's layers.
+    pub machine_layers: [usize; 2],
+    /// The base's layers.
+    pub base_layers: [usize; 2],
+    /// Text token ids are `0..base_vocab`.
+    pub base_vocab: usize,
+    /// Embedding rows of the machine's tokens: trace token `t` is fed as id `machine_input_tokens[0] + t`.
+    pub machine_input_tokens: [usize; 2],
+    /// lm_head rows of the machine's tokens: trace token `t` is read back as id `machine_output_tokens[0] + t`.
+    pub machine_output_tokens: [usize; 2],
+    pub base: BaseInfo,
+}
+
+/// Which part of a grafted model to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The machine's layers, its input embedding rows and its readout rows: the stand-alone woven machine.
+    Machine,
+    /// The base's layers and the text vocabulary: the base model.
+    Text,
+}
+
+fn malformed(dir: &Path, msg: String) -> CheckpointError {
+    CheckpointError::Format { path: dir.join(GRAFT_FILE).display().to_string(), msg }
+}
+
+impl GraftManifest {
+    /// Read `dir/graft.json` if there is one (`Ok(None)`: not a grafted checkpoint).
+    pub fn load(dir: &Path) -> Result<Option<Self>, CheckpointError> {
+        let path = dir.join(GRAFT_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|err| CheckpointError::Io { path: path.display().to_string(), err })?;
+        let g: GraftManifest = serde_json::from_str(&text).map_err(|e| malformed(dir, e.to_string()))?;
+        if g.format != GRAFT_FORMAT || g.version != GRAFT_VERSION {
+            return Err(malformed(dir, format!("format {:?} version {} (expected {GRAFT_FORMAT:?} version {GRAFT_VERSION})", g.format, g.version)));
+        }
+        Ok(Some(g))
+    }
+
+    /// Number of the machine's trace tokens.
+    pub fn machine_vocab(&self) -> usize {
+        self.machine_input_tokens[1] - self.machine_input_tokens[0]
+    }
+
+    /// Check the ranges against the checkpoint's config: layers `[0, m)` and `[m, layers)`, token ranges within
+    /// the vocabulary, of one length, after the text ids.
+    pub fn check(&self, dir: &Path, config: &Qwen35Config) -> Result<(), CheckpointError> {
+        let [m0, m1] = self.machine_layers;
+        let [b0, b1] = self.base_layers;
+        let [i0, i1] = self.machine_input_tokens;
+        let [o0, o1] = self.machine_output_tokens;
+        let bad = |msg: String| Err(malformed(dir, msg));
+        if m0 != 0 || m1 != b0 || b1 != config.num_hidden_layers || m1 == 0 || b1 <= b0 {
+            return bad(format!(
+                "layer ranges {:?} and {:?} do not split the {} layers of config.json",
+                self.machine_layers, self.base_layers, config.num_hidden_layers
+            ));
+        }
+        if i1 <= i0 || o1 - o0 != i1 - i0 || i0 < self.base_vocab || o0 < self.base_vocab || i1 > config.vocab_size || o1 > config.vocab_size {
+            return bad(format!(
+                "token ranges {:?} (input) and {:?} (output) do not fit the vocabulary ({} text ids, {} in all)",
+                self.machine_input_tokens, self.machine_output_tokens, self.base_vocab, config.vocab_size
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One route of a grafted checkpoint as an ordinary Qwen3.5 model: its config (the route's layers, its
+/// vocabulary, an explicit lm_head) and its weights, read from `ck` (only the tensors the route needs, only the
+/// embedding and lm_head rows of its vocabulary). The machine route's token ids are the machine's own
+/// (`0..T`), so its `machine.json` runs it unchanged; the text route's are the base's.
+pub fn view(ck: &Checkpoint, g: &GraftManifest, route: Route) -> Result<(Qwen35Config, WeightMap), CheckpointError> {
+    g.check(ck.dir(), ck.config())?;
+    let (layers, input, output) = match route {
+        Route::Machine => (g.machine_layers, g.machine_input_tokens, g.machine_output_tokens),
+        Route::Text => (g.base_layers, [0, g.base_vocab], [0, g.base_vocab]),
+    };
+    let full = ck.config();
+    let mut cfg = full.clone();
+    cfg.num_hidden_layers = layers[1] - layers[0];
+    cfg.layer_types = full.layer_types[layers[0]..layers[1]].to_vec();
+    cfg.vocab_size = input[1] - input[0];
+    cfg.tie_word_embeddings = false;
+    cfg.validate().map_err(|m| malformed(ck.dir(), format!("the {route:?} route's config is invalid: {m}")))?;
+    let lm_name = if full.tie_word_embeddings { "model.embed_tokens.weight" } else { "lm_head.weight" };
+    let mut w = WeightMap::new();
+    for (name, _) in cfg.expected_tensors() {
+        let t = if name == "model.embed_tokens.weight" {
+            ck.tensor_rows(&name, input[0]..input[1])?
+        } else if name == "lm_head.weight" {
+            ck.tensor_rows(lm_name, output[0]..output[1])?
+        } else if let Some(rest) = name.strip_prefix("model.layers.") {
+            let (i, tail) = rest.split_once('.').expect("layer tensor names are model.layers.I.NAME");
+            let i: usize = i.parse().expect("layer index");
+            ck.tensor(&format!("model.layers.{}.{tail}", layers[0] + i))?
+        } else {
+            ck.tensor(&name)?
+        };
+        w.insert(name, t);
+    }
+    Ok((cfg, w))
+}
