@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the RV32IM example programs into examples/rv32/bin/*.elf and records their expected console output and
-# exit status, as produced by qemu-riscv32, in examples/rv32/expected/.
+# exit status, as produced by qemu-riscv32 (standard input: src/NAME.in where there is one), in examples/rv32/expected/.
 #
 # Needs Debian's cross toolchain:  apt-get install -y gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-user
 # Compiles with -march=rv32im_zba (so gcc may emit sh1add/sh2add/sh3add) but LINKS with -march=rv32im, because
@@ -12,7 +12,7 @@ OBJDUMP=${OBJDUMP:-riscv64-unknown-elf-objdump}
 SPECS="-specs=picolibc.specs"
 CFLAGS="$SPECS -march=rv32im_zba -mabi=ilp32 -Os -g0 -ffreestanding -fno-builtin-printf -ffunction-sections -fdata-sections -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format"
 LDFLAGS="$SPECS -march=rv32im -mabi=ilp32 -nostartfiles -T src/link.ld -Wl,--gc-sections -Wl,--no-relax -Wl,--no-warn-rwx-segments -s"
-PROGRAMS="hello sort crc32 sha256 sieve bignum printf zba muldiv isa_selftest demo"
+PROGRAMS="hello sort crc32 sha256 sieve bignum printf zba muldiv isa_selftest demo calc"
 mkdir -p bin expected obj
 $CC $CFLAGS -c src/crt0.S -o obj/crt0.o
 $CC $CFLAGS -c src/rt.c -o obj/rt.o
@@ -34,7 +34,9 @@ for p in $PROGRAMS; do
     fi
     if command -v qemu-riscv32 >/dev/null; then
         set +e
-        qemu-riscv32 -cpu rv32,c=false,a=false,f=false,d=false,zba=true "bin/$p.elf" > "expected/$p.out"
+        input=/dev/null
+        [ -f "src/$p.in" ] && input="src/$p.in"
+        qemu-riscv32 -cpu rv32,c=false,a=false,f=false,d=false,zba=true "bin/$p.elf" < "$input" > "expected/$p.out"
         echo $? > "expected/$p.status"
         set -e
     fi
