@@ -2,7 +2,7 @@
 """Check a recorded trace against Hugging Face transformers' `Qwen3_5ForCausalLM`, for checkpoints larger than memory.
 
 Usage:
-  hf_check_trace.py CHECKPOINT_DIR TRACE.json [--decode-tail K] [--json-out FILE]
+  hf_check_trace.py CHECKPOINT_DIR TRACE.json [--decode-tail K] [--json-out FILE] [--console]
 
 TRACE.json is what `loom run --trace`, `loom cuda --trace` (and the other verbs' `--trace`) write:
 {"prompt": [ids], "generated": [ids], "injected": [[i, id], ...]} (`injected`: tokens the host fed in place of a
@@ -30,6 +30,11 @@ V + T with a tied one, whose embedding rows and lm_head rows are one matrix).
 
 Tensors may be F32, F16 or BF16 (mixed); weights that are not f32 are converted one decoder layer at a time as it
 runs (exact), so memory holds one layer's f32 copy at most. Sharded checkpoints (model.safetensors.index.json) load too.
+
+With --console, the bytes the machine writes to its console port (the `OUT` port of machine.json's protocol) are
+decoded from transformers' own predictions (the host's injected tokens where the trace has them) and reported as
+`console`: for a `loom chat --trace-dir` call of the calc firmware, the digits of the tool response as transformers
+computes them.
 
 Prints one JSON object: positions compared, mismatches (with the first few), timings, peak RSS. Exit status 0
 when every compared position is equal, 1 when any differs, 2 on bad input.
@@ -236,12 +241,37 @@ def cut_lm_head(model, lo, hi):
     model.lm_head = head
 
 
+def console_port_fields(ckpt):
+    """The protocol fields of the console port of the checkpoint's machine.json: (first_token, width, host_only, lo)."""
+    m = json.load(open(os.path.join(ckpt, "machine.json")))
+    ports = m["face"]["ports"]
+    idx = [i for i, p in enumerate(ports) if p.get("role") == "console" or p["name"] == "OUT"]
+    if not idx:
+        fail(f"{ckpt}: machine.json names no console port")
+    return [(f["first_token"], f["width"], f["host_only"], f["lo"]) for f in m["protocol"]["fields"]
+            if f["role"]["kind"] == "out" and f["role"]["port"] == idx[0]]
+
+
+def console_bytes(fields, tokens):
+    """The console bytes that `tokens` (machine ids) write: each value of the port, its chunks joined."""
+    out, cur, top = bytearray(), 0, max(lo for *_, lo in fields)
+    for t in tokens:
+        for first, width, host_only, lo in fields:
+            if first <= t < first + ((1 << width) << (0 if host_only else 1)):
+                cur |= ((t - first) % (1 << width)) << lo
+                if lo == top:
+                    out.append(cur & 0xFF)
+                    cur = 0
+    return bytes(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checkpoint")
     ap.add_argument("trace")
     ap.add_argument("--decode-tail", type=int, default=2)
     ap.add_argument("--json-out")
+    ap.add_argument("--console", action="store_true", help="decode the console bytes from transformers' predictions")
     a = ap.parse_args()
     try:
         tr = json.load(open(a.trace))
@@ -278,6 +308,7 @@ def main():
 
     mismatches = []
     compared = 0
+    own = list(gen)  # transformers' own tokens (the host's where it injected)
     # Teacher forcing: logits at sequence position p predict position p+1. generated[j] sits at len(prompt)+j.
     seq = prompt + gen[: len(gen) - k]
     cache = DynamicCache(config=model.config)
@@ -293,6 +324,7 @@ def main():
             continue
         compared += 1
         got = pred[len(prompt) + j - 1]
+        own[j] = got
         if got != gen[j]:
             mismatches.append({"index": j, "trace": gen[j], "transformers": got, "how": "teacher-forced"})
     # Greedy decoding of the tail with the recurrent rule.
@@ -301,6 +333,7 @@ def main():
     for j in range(len(gen) - k, len(gen)):
         nxt = int(torch.argmax(logits))
         if j not in injected:
+            own[j] = nxt
             compared += 1
             if nxt != gen[j]:
                 mismatches.append({"index": j, "trace": gen[j], "transformers": nxt, "how": "decoded"})
@@ -322,6 +355,9 @@ def main():
         "positions_compared": compared,
         "teacher_forced": len(gen) - k - len([j for j in injected if j < len(gen) - k]),
         "decoded_greedily": k,
+        **({"console": console_bytes(console_port_fields(a.checkpoint), own).decode("utf-8", "replace"),
+            "console_of_trace": console_bytes(console_port_fields(a.checkpoint), gen).decode("utf-8", "replace")}
+           if a.console else {}),
         "mismatches": len(mismatches),
         "first_mismatches": mismatches[:10],
         "seconds": {"load": round(t_load, 1), "teacher_forced_pass": round(t_forced, 1), "decode_tail": round(t_decode, 1)},

@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod bench_executors;
+mod chat;
+mod chat_template;
 mod cuda;
 mod display;
 mod generate;
@@ -39,6 +41,9 @@ enum Command {
     /// Weave a machine into a base Qwen3.5 checkpoint's layer shape and write the grafted checkpoint: the
     /// machine's layers in front of the base's, its trace tokens after the base's vocabulary.
     Graft(graft::Args),
+    /// Chat with a grafted checkpoint whose `calc` tool calls run on its machine layers (the RV32 calculator
+    /// firmware): interactive, or `--messages FILE --json` scripted, or `--bench-mul-big FILE`.
+    Chat(chat::Args),
     /// Compare a grafted checkpoint's text with its base's over a text (default: a built-in passage): positions
     /// bit-identical, max |delta logit|, KL, greedy agreement, routed and plain.
     TextCheck(text_check::Args),
@@ -81,6 +86,7 @@ fn main() -> std::process::ExitCode {
         Command::Weave(a) => ok(weave::run(a)),
         Command::Graft(a) => ok(graft::run(a)),
         Command::TextCheck(a) => ok(text_check::run(a)),
+        Command::Chat(a) => ok(chat::run(a)),
         Command::Run(a) => run::run(a, false),
         Command::BenchRun(a) => run::run(a, true),
         Command::Lockstep(a) => lockstep::run(a),

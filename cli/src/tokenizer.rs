@@ -246,7 +246,7 @@ pub fn write_hf_tokenizer_files(source_dir: &Path, out_dir: &Path) -> Result<()>
 /// per run of consecutive tool messages, each result in `<tool_response>\n...\n</tool_response>`. The generation
 /// prompt is `<|im_start|>assistant\n<think>\n`, or `<|im_start|>assistant\n<think>\n\n</think>\n\n` when
 /// `enable_thinking` is false.
-const CHAT_TEMPLATE: &str = r#"{%- macro content_text(c) -%}
+pub(crate) const CHAT_TEMPLATE: &str = r#"{%- macro content_text(c) -%}
 {%- if c is string -%}{{- c -}}
 {%- elif c is iterable and c is not mapping -%}
 {%- for part in c -%}
@@ -373,6 +373,21 @@ impl Tokenizer {
                 panic!("tokenizer.json encode failed: {e}")
             }),
             Inner::Ranks(r) => r.encode(text),
+        }
+    }
+
+    /// The id of an added token written as `text` (`<|im_end|>`), if it is one token.
+    pub fn special_id(&self, text: &str) -> Option<u32> {
+        let ids = self.encode(text);
+        (ids.len() == 1).then(|| ids[0])
+    }
+
+    /// Ids in use: the BPE ranks and the added tokens (248,077 for Qwen3.5; the checkpoints' rows beyond are
+    /// padding).
+    pub fn vocab_size(&self) -> usize {
+        match &self.inner {
+            Inner::Hf(t) => t.get_vocab_size(true),
+            Inner::Ranks(r) => r.specials.iter().map(|(_, id)| *id as usize + 1).max().unwrap_or(0).max(r.tokens.len()),
         }
     }
 
