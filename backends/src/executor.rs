@@ -123,6 +123,12 @@ pub trait Session {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// A copy of this session (caches, position): what it computes from here on is what this one would. The
+    /// sparse, jit and incremental executors have one (a program loaded once, run many times from the copy);
+    /// `None` elsewhere.
+    fn fork(&self) -> Option<Box<dyn Session + '_>> {
+        None
+    }
 }
 
 /// A model ready to run.
@@ -240,6 +246,9 @@ impl Session for SparseSession<'_> {
     fn position(&self) -> usize {
         self.state.position
     }
+    fn fork(&self) -> Option<Box<dyn Session + '_>> {
+        Some(Box::new(SparseSession { model: self.model, state: self.state.clone() }))
+    }
 }
 
 /// The sparse executor, and compiled ([`crate::sparse::SparseModel::compiled`]) the `jit` one.
@@ -277,6 +286,9 @@ impl Session for IncrementalSession<'_> {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = self.state.counters();
         vec![("tokens", c.tokens), ("incremental_products", c.incremental_products), ("full_products", c.full_products), ("weights_read", c.weights_read)]
+    }
+    fn fork(&self) -> Option<Box<dyn Session + '_>> {
+        Some(Box::new(IncrementalSession { model: self.model, state: self.state.clone() }))
     }
 }
 

@@ -3,8 +3,9 @@
 //! The conversation is rendered with the model's chat template ([`crate::chat_template`]) and tokenized with
 //! its `tokenizer.json`; the base's layers (the graft's text route) decode greedily. When the model closes a
 //! tool call (`</tool_call>`), or a scripted conversation ends in an assistant turn with `tool_calls`, each call
-//! runs on the graft's machine route: a fresh machine session is loaded with the tool's firmware (the calc
-//! firmware `examples/rv32/bin/calc.elf`, built into the binary), the call's own text
+//! runs on the graft's machine route: a machine session loaded with the tool's firmware (the calc firmware
+//! `examples/rv32/bin/calc.elf`, built into the binary, is read once as prompt tokens and every call runs on a
+//! copy of the session that read it; the trace is the one a fresh session gives), the call's own text
 //! (`<function=calc>\n<parameter=expression>\n...\n</parameter>\n</function>`) is its standard input, and what
 //! the machine writes to its console, decoded from the network's own trace tokens, is the `tool_response`.
 //! The driver reads the function's name to pick the firmware and never looks at the expression.
@@ -17,7 +18,7 @@
 //! same text, at the same positions, as for a conversation whose tool answers were typed in.
 
 use crate::chat_template::{ChatTemplate, parse_json, py_dumps};
-use crate::run::{Loaded, open_checkpoint, run_program, stdin_io};
+use crate::run::{Loaded, Preloaded, open_checkpoint, run_program_preloaded, stdin_io};
 use crate::tokenizer::Tokenizer;
 use anyhow::{Context, Result, bail};
 use backends::graft::{GraftManifest, Route};
@@ -77,6 +78,10 @@ pub struct Args {
     /// Only the first N problems of --bench-mul-big.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Load the calc firmware afresh for every call instead of running each call from a copy of the machine
+    /// session that read it once (the traces are the same; this is slower).
+    #[arg(long)]
+    pub reload_firmware: bool,
     /// Write each tool call's machine trace here as `call-N.json` ({"prompt", "generated", "injected"}, machine
     /// ids; what `backends/tools/hf_check_trace.py --console` replays in transformers).
     #[arg(long, value_name = "DIR")]
@@ -240,12 +245,21 @@ pub struct ToolRun {
     pub steps: usize,
     pub trace_tokens: usize,
     pub load_tokens: usize,
+    /// Seconds of the call (from the preloaded firmware: a fork and the run; with --reload-firmware the load
+    /// prompt's reading too), and of reading the firmware's load prompt once, on the first calc call.
     pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_seconds: Option<f64>,
 }
 
 /// The graft's machine and the tools' firmware.
 struct Machine {
-    loaded: Option<Loaded>,
+    /// The machine route (leaked: it lives as long as the process, and the preloaded session borrows it).
+    loaded: Option<&'static Loaded>,
+    /// A session that has read the calc firmware's load prompt; every calc call runs on a fork of it
+    /// (`None` until the first call, or with --reload-firmware).
+    calc_pre: std::cell::OnceCell<Option<Preloaded<'static>>>,
+    reload: bool,
     why_not: String,
     calc: Program,
     max_steps: usize,
@@ -254,7 +268,7 @@ struct Machine {
 }
 
 impl Machine {
-    fn open(dir: &Path, kind: ExecutorKind, max_steps: usize, trace_dir: Option<PathBuf>) -> Result<Self> {
+    fn open(dir: &Path, kind: ExecutorKind, max_steps: usize, trace_dir: Option<PathBuf>, reload: bool) -> Result<Self> {
         if let Some(t) = &trace_dir {
             std::fs::create_dir_all(t).with_context(|| format!("creating {}", t.display()))?;
         }
@@ -263,16 +277,16 @@ impl Machine {
         let manifest = weaver::export::load_manifest(dir)?;
         if manifest.face.name != "rv32im" {
             let why_not = format!("this model's machine is {}, not rv32im: it cannot run the calc firmware or C programs", manifest.face.name);
-            return Ok(Machine { loaded: None, why_not, calc, max_steps, trace_dir, calls });
+            return Ok(Machine { loaded: None, calc_pre: Default::default(), reload, why_not, calc, max_steps, trace_dir, calls });
         }
-        let loaded = open_checkpoint(dir, Some(&calc), Some(kind))?;
-        Ok(Machine { loaded: Some(loaded), why_not: String::new(), calc, max_steps, trace_dir, calls })
+        let loaded: &'static Loaded = Box::leak(Box::new(open_checkpoint(dir, Some(&calc), Some(kind))?));
+        Ok(Machine { loaded: Some(loaded), calc_pre: Default::default(), reload, why_not: String::new(), calc, max_steps, trace_dir, calls })
     }
 
     /// Run `call` on the machine: its firmware loaded, its text as standard input.
     fn run(&self, call: &ToolCall) -> Result<ToolRun> {
         let t0 = Instant::now();
-        let mut r = ToolRun { name: call.name.clone(), response: String::new(), status: "ok".into(), instructions: 0, steps: 0, trace_tokens: 0, load_tokens: 0, seconds: 0.0 };
+        let mut r = ToolRun { name: call.name.clone(), response: String::new(), status: "ok".into(), instructions: 0, steps: 0, trace_tokens: 0, load_tokens: 0, seconds: 0.0, load_seconds: None };
         let arg = |k: &str| call.arguments.get_attr(k).ok().and_then(|v| v.as_str().map(str::to_string));
         let compiled;
         let (program, stdin) = match call.name.as_str() {
@@ -315,7 +329,19 @@ impl Machine {
             }
         };
         let input = Box::new(std::io::Cursor::new(stdin.into_bytes()));
-        let out = run_program(l, &image, self.max_steps, false, false, "", stdin_io(input))?;
+        // The calc firmware is read once; each call runs from a fork of the session that read it.
+        let pre = if call.name == "calc" && !self.reload {
+            if self.calc_pre.get().is_none() {
+                let t = Instant::now();
+                let _ = self.calc_pre.set(Preloaded::load(l, &image)?);
+                r.load_seconds = Some(t.elapsed().as_secs_f64());
+            }
+            self.calc_pre.get().and_then(Option::as_ref)
+        } else {
+            None
+        };
+        let t_run = Instant::now();
+        let out = run_program_preloaded(l, &image, pre, self.max_steps, stdin_io(input))?;
         if let Some(t) = &self.trace_dir {
             let n = self.calls.get() + 1;
             self.calls.set(n);
@@ -346,7 +372,7 @@ impl Machine {
                 r.response = format!("error: {}", out.finish.summary);
             }
         }
-        r.seconds = t0.elapsed().as_secs_f64();
+        r.seconds = t_run.elapsed().as_secs_f64();
         Ok(r)
     }
 }
@@ -518,8 +544,14 @@ impl<'e> Chat<'e> {
             if self.verbose {
                 let expr = call.arguments.get_attr("expression").ok().filter(|v| !v.is_undefined()).map_or(call.body.clone(), |v| v.to_string());
                 eprintln!(
-                    "[{} {expr:?} -> {:?}: {} instructions, {} trace tokens ({} firmware load), {:.1} s in the machine's layers]",
-                    call.name, run.response, run.instructions, run.trace_tokens, run.load_tokens, run.seconds
+                    "[{} {expr:?} -> {:?}: {} instructions, {} trace tokens ({} firmware load{}), {:.1} s in the machine's layers]",
+                    call.name,
+                    run.response,
+                    run.instructions,
+                    run.trace_tokens,
+                    run.load_tokens,
+                    run.load_seconds.map_or(String::new(), |s| format!(", read once in {s:.1} s")),
+                    run.seconds
                 );
             }
             self.messages.push(message("tool", &run.response, &[]));
@@ -564,7 +596,7 @@ pub fn run(a: Args) -> Result<()> {
     })?;
     let template = ChatTemplate::from_model_dir(dir)?;
     let tok = Tokenizer::from_model_dir(dir)?;
-    let machine = Machine::open(dir, ExecutorKind::parse(&a.machine_executor)?, a.max_tool_steps, a.trace_dir.clone())?;
+    let machine = Machine::open(dir, ExecutorKind::parse(&a.machine_executor)?, a.max_tool_steps, a.trace_dir.clone(), a.reload_firmware)?;
     let messages = match &a.messages {
         Some(p) => read_messages(p)?,
         None => Vec::new(),

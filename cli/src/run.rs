@@ -315,20 +315,70 @@ pub(crate) fn stdin_io(stdin: Box<dyn std::io::Read>) -> isa_api::front::HostIo 
     isa_api::front::HostIo { stdin, ..Default::default() }
 }
 
+/// A session that has read a program's load prompt, and its prediction after the last prompt token: runs of
+/// that program start from a fork of it instead of reading the prompt again.
+pub(crate) struct Preloaded<'e> {
+    pub session: Box<dyn backends::Session + 'e>,
+    pub prompt: Vec<u32>,
+    pub next: u32,
+}
+
+impl<'e> Preloaded<'e> {
+    /// Read `image`'s prompt on a new session of `l`; `None` if the executor cannot fork its sessions.
+    pub fn load(l: &'e Loaded, image: &LoadImage) -> Result<Option<Self>> {
+        let prompt = image.prompt(&l.protocol);
+        let mut session = l.executor.session();
+        if session.fork().is_none() {
+            return Ok(None);
+        }
+        let mut next = None;
+        for &t in &prompt {
+            next = Some(session.step_argmax(t)?);
+        }
+        let next = next.context("the program's load prompt is empty")?;
+        Ok(Some(Preloaded { session, prompt, next }))
+    }
+}
+
+/// `image` on `l` with stdin `io`, from the preloaded session `pre` (whose prompt must be `image`'s) when given.
+pub(crate) fn run_program_preloaded(l: &Loaded, image: &LoadImage, pre: Option<&Preloaded>, max_steps: usize, io: isa_api::front::HostIo) -> Result<RunResult> {
+    let devices = l.machine.devices_with(&l.face, image, Box::new(std::io::sink()), io)?;
+    run_devices_from(l, image, devices, max_steps, false, "", pre)
+}
+
 /// Run `image` on the loaded machine with the host devices `devices` (a host of its own: `loom nes`).
 pub(crate) fn run_with_devices(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, max_steps: usize, progress: bool, label: &str) -> Result<RunResult> {
+    run_devices_from(l, image, devices, max_steps, progress, label, None)
+}
+
+/// [`run_with_devices`], from a fork of `pre` (the prompt already read) when given. The trace is the same: the
+/// prompt is in it, and the fork predicts what a session that read it predicts.
+fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, max_steps: usize, progress: bool, label: &str, pre: Option<&Preloaded>) -> Result<RunResult> {
     let devices: RefCell<Box<dyn Devices>> = RefCell::new(devices);
     let prompt = image.prompt(&l.protocol);
     let pb = if progress { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
     pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
-    let mut session = l.executor.session();
+    let (mut session, mut skip, preloaded_next) = match pre {
+        Some(p) => {
+            anyhow::ensure!(p.prompt == prompt, "the preloaded session read another program's prompt");
+            (p.session.fork().context("the executor cannot fork its sessions")?, prompt.len(), p.next)
+        }
+        None => (l.executor.session(), 0, 0),
+    };
     let t1 = Instant::now();
     let mut generated = 0usize;
     let out = host::run_io_until(
         &l.protocol,
         &prompt,
         max_steps,
-        |t| session.step_argmax(t),
+        |t| {
+            // The prompt's tokens were read by the preloaded session: its prediction after the last.
+            if skip > 0 {
+                skip -= 1;
+                return Ok(preloaded_next);
+            }
+            session.step_argmax(t)
+        },
         |ev| match ev {
             Event::Token { .. } => generated += 1,
             Event::Step { steps, step } => {

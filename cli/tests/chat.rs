@@ -53,6 +53,13 @@ fn calc_calls_are_answered_in_the_machine_layers() {
     assert!(run["trace_tokens"].as_u64().unwrap() > run["load_tokens"].as_u64().unwrap());
     assert!((1..=2).contains(&v["tokens"].as_u64().unwrap()), "{v:#}");
 
+    // Calls run from a copy of the session that read the firmware once; loading it afresh gives the same trace.
+    let (once, fresh) = (d.join("once"), d.join("fresh"));
+    chat(&g, &examples.join("calc.json"), &["--max-tokens", "0", "--trace-dir", once.to_str().unwrap()]);
+    chat(&g, &examples.join("calc.json"), &["--max-tokens", "0", "--reload-firmware", "--trace-dir", fresh.to_str().unwrap()]);
+    let (a, b) = (std::fs::read(once.join("call-1.json")).unwrap(), std::fs::read(fresh.join("call-1.json")).unwrap());
+    assert!(a.len() > 100_000 && a == b, "the traces differ ({} and {} bytes)", a.len(), b.len());
+
     // The base's context after the tool round is the conversation with the answer typed in: the same reply.
     let typed = d.join("typed.json");
     let mut conv: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(examples.join("calc.json")).unwrap()).unwrap();
