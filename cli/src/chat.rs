@@ -768,7 +768,9 @@ mod tests {
         let given = ToolCall::from_message(&parse_json(r#"{"function": {"name": "calc", "arguments": "{\"expression\": \"2*3\"}"}}"#).unwrap(), "t").unwrap();
         assert_eq!(given.body, calls[0].body);
         let e = ToolCall::from_message(&parse_json(r#"{"function": {"name": "calc", "arguments": "2*3"}}"#).unwrap(), "t").err().unwrap();
-        assert!(format!("{e:#}").contains("not an object"), "{e:#}");
+        assert!(format!("{e:#}").contains("t: the arguments of calc are a string that is not JSON"), "{e:#}");
+        let e = ToolCall::from_message(&parse_json(r#"{"function": {"name": "calc", "arguments": [1]}}"#).unwrap(), "t").err().unwrap();
+        assert!(format!("{e:#}").contains("t: the arguments of calc are not an object"), "{e:#}");
         assert!(parse_calls("no calls").1.is_empty());
     }
 
