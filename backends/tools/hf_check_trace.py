@@ -244,7 +244,7 @@ def cut_lm_head(model, lo, hi):
 def console_port_fields(ckpt):
     """The protocol fields of the console port of the checkpoint's machine.json: (first_token, width, host_only, lo)."""
     m = json.load(open(os.path.join(ckpt, "machine.json")))
-    ports = m["face"]["ports"]
+    ports = m.get("face", m)["ports"]
     idx = [i for i, p in enumerate(ports) if p.get("role") == "console" or p["name"] == "OUT"]
     if not idx:
         fail(f"{ckpt}: machine.json names no console port")
@@ -263,6 +263,16 @@ def console_bytes(fields, tokens):
                     out.append(cur & 0xFF)
                     cur = 0
     return bytes(out)
+
+
+def console_report(ckpt, own, gen):
+    """`console`: the console bytes of transformers' own tokens; `console_of_trace`: of the trace's (or the error)."""
+    try:
+        fields = console_port_fields(ckpt)
+        return {"console": console_bytes(fields, own).decode("utf-8", "replace"),
+                "console_of_trace": console_bytes(fields, gen).decode("utf-8", "replace")}
+    except (OSError, KeyError, ValueError) as e:
+        return {"console_error": f"{ckpt}/machine.json: {e!r}"}
 
 
 def main():
@@ -355,9 +365,7 @@ def main():
         "positions_compared": compared,
         "teacher_forced": len(gen) - k - len([j for j in injected if j < len(gen) - k]),
         "decoded_greedily": k,
-        **({"console": console_bytes(console_port_fields(a.checkpoint), own).decode("utf-8", "replace"),
-            "console_of_trace": console_bytes(console_port_fields(a.checkpoint), gen).decode("utf-8", "replace")}
-           if a.console else {}),
+        **(console_report(a.checkpoint, own, gen) if a.console else {}),
         "mismatches": len(mismatches),
         "first_mismatches": mismatches[:10],
         "seconds": {"load": round(t_load, 1), "teacher_forced_pass": round(t_forced, 1), "decode_tail": round(t_decode, 1)},
