@@ -648,7 +648,7 @@ fn interactive_chat(chat: &mut Chat, a: &Args) -> Result<()> {
         chat.messages.push(message("system", s, &[]));
     }
     let tty = std::io::stdin().is_terminal();
-    eprintln!("loom chat: {} (tools: calc on the grafted machine). Ctrl-D ends.", a.model.display());
+    eprintln!("loom chat: {} (tools: calc and run_c, on the grafted machine). Ctrl-D ends.", a.model.display());
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     loop {
