@@ -388,7 +388,7 @@ pub fn allocate(
     // the same number of value heads, so R is chosen to minimise the DeltaNet parameters
     // (∝ 2·nk·d_k + nv·(3·d_v + 2)), or taken from the target geometry.
     let maxbits = layers.iter().flat_map(|l| l.heads.iter()).map(|h| h.value.len()).max().unwrap_or(1);
-    let dv_min = 4 * maxbits.div_ceil(2).max(1);
+    let dv_min = crate::numerics::min_value_dim(dk, maxbits);
     // Per layer: the number of constant-key heads and, per memory read, its number of block heads.
     let share_sets: Vec<Vec<usize>> = layers
         .iter()

@@ -12,10 +12,12 @@
 //!   sigmoid(<= -200) = 0); q/k channel r = `silu(256·(Σ_j s_j(r)·x_j - (n-1)))` over the address's low
 //!   `log2 d_k` bits (exactly 256 on the matching row, 0 elsewhere; the block heads of a read share it);
 //!   value: each pair of bits is a one-hot group of 4 entries (`silu(V·(±x_0 ± x_1 - 1))`, `V` =
-//!   [`numerics::value_scale`]`(d_k)`: 256, or 362.0387 for d_k = 128), so every written row has exactly a
-//!   quarter of its entries at V, a one-hot read returns the power of two `V·fl(1/sqrt(d_k))` there, and the
-//!   gated RMSNorm exactly 2; `z = 128·(Σ lits - (m-1))` over the read address's block literals (silu(z) = 128 in the block that
-//!   holds the address, exactly -0 in every other block, whose read so adds exactly 0), norm weight 1,
+//!   [`numerics::value_scale`] = 256), so every written row has one on entry per group and a one-hot read
+//!   returns the exact product `V·fl(1/sqrt(d_k))` there; for `d_k` an odd power of two the last group is the
+//!   norm anchor, written with [`numerics::ReadScales::anchor`] whatever the data; the gated RMSNorm (weight
+//!   [`numerics::ReadScales::norm_weight`]) then returns exactly 2 on the data's on entries;
+//!   `z = 128·(Σ lits - (m-1))` over the read address's block literals (silu(z) = 128 in the block that
+//!   holds the address, exactly -0 in every other block, whose read so adds exactly 0),
 //!   out_proj `2^-7` from each entry whose pattern has the bit set. Unwritten rows read zeros: bits stay 0.
 //! - Embedding: ±1 rows (constant +1, class indicators, token bits, end flag, fresh slots -1, padding +1).
 //! - lm_head ([`LogitScale`]): the token of step position `k`, value `v` scores `A·after_k + E·emit_k - P·k +
@@ -135,7 +137,10 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
         let (dk, dv, nk, nv) = (cfg.linear_key_head_dim, cfg.linear_value_head_dim, cfg.linear_num_key_heads, cfg.linear_num_value_heads);
         let per = nv / nk;
         let key_dim = nk * dk;
-        let vscale = value_scale(dk).expect("allocate only accepts d_k with an exact value scale");
+        let scales = read_scales(dk, dv).expect("allocate only accepts d_k and d_v with exact read scales");
+        let vscale = scales.value;
+        // the anchor group, last in every head (numerics::read_scales)
+        let anchor_group = scales.anchor.map(|a| (dv / 4 - 1, a, scales.anchor_entries));
         // value head of every allocated head: group g, position j -> g * per + j
         let mut vhead = vec![usize::MAX; la.heads.len()];
         for (g, grp) in la.groups.iter().enumerate() {
@@ -143,7 +148,7 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                 vhead[*h] = g * per + j;
             }
         }
-        w.get_mut(&format!("{q}.norm.weight")).unwrap().data.fill(1.0);
+        w.get_mut(&format!("{q}.norm.weight")).unwrap().data.fill(scales.norm_weight);
         {
             let conv = w.get_mut(&format!("{q}.conv1d.weight")).unwrap();
             let k = cfg.linear_conv_kernel_dim;
@@ -199,6 +204,15 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
             let h = vhead[i];
             let vbase = 2 * key_dim + h * dv;
             for g in 0..dv / 4 {
+                if let Some((ag, a, n)) = anchor_group.filter(|(ag, _, _)| *ag == g) {
+                    // the anchor: its first n entries are `a` at every write (silu(a) = a), the others
+                    // silu(-a) = -0
+                    debug_assert!(hd.value.len() <= 2 * ag, "allocate leaves the anchor group free");
+                    for pat in 0..4usize {
+                        *qkv.at2_mut(vbase + 4 * g + pat, cslot) = if pat < n { a } else { -a };
+                    }
+                    continue;
+                }
                 let b0 = hd.value.get(2 * g).copied().unwrap_or(Sig::ZERO);
                 let b1 = hd.value.get(2 * g + 1).copied().unwrap_or(Sig::ZERO);
                 for pat in 0..4usize {

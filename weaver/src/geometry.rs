@@ -62,6 +62,11 @@ impl Geometry {
         }
         if target.dv % 4 != 0 {
             over.push(format!("linear_value_head_dim {} must be a multiple of 4", target.dv));
+        } else if crate::numerics::value_scale(target.dk).is_some() && crate::numerics::read_scales(target.dk, target.dv).is_none() {
+            over.push(format!(
+                "linear_value_head_dim {} must be a power of two of at least 8 with linear_key_head_dim {} (an odd power of two: the gated norm's anchor, see numerics::read_scales)",
+                target.dv, target.dk
+            ));
         }
         if self.attention_interval != target.attention_interval {
             over.push(format!("full_attention_interval {} was not scheduled (the target's other dimensions are invalid)", target.attention_interval));

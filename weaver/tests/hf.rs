@@ -82,8 +82,8 @@ fn transformers_checks_a_recorded_trace_on_memory_mapped_weights() {
     std::fs::remove_file(&tf).unwrap();
 }
 
-/// acc8 woven into a Qwen3.5-shaped geometry: heads of d_k = 128 rows (not a power of 4: the value scale
-/// 362.0387 of `numerics::value_scale` keeps reads exact; acc8's 256-byte memory is two block heads), grouped
+/// acc8 woven into a Qwen3.5-shaped geometry: heads of d_k = 128 rows (not a power of 4: the norm anchor of
+/// `numerics::read_scales` keeps reads exact; acc8's 256-byte memory is two block heads), grouped
 /// keys (2 value heads per key head), every 4th layer full attention. Our sparse and incremental executors and
 /// transformers (chunked and stepwise prefill) all give the reference trace.
 #[test]
