@@ -70,6 +70,29 @@ pub struct GraftManifest {
     /// lm_head rows of the machine's tokens: trace token `t` is read back as id `machine_output_tokens[0] + t`.
     pub machine_output_tokens: [usize; 2],
     pub base: BaseInfo,
+    /// The layer shape every layer of the grafted checkpoint has, when `loom graft --widen` made it wider than
+    /// the base's (absent: the base's own shape). The base's layers then hold their weights in the first
+    /// rows and columns with zeros elsewhere, and their RMSNorm weights are rescaled (see [`Widening`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widened: Option<Widening>,
+}
+
+/// A layer shape wider than the base's, taken by a graft whose machine does not fit the base's own
+/// (`loom graft --widen`). The base's weights sit in the first rows and columns (its DeltaNet heads first in
+/// each of the q, k and v sections, so that value head `j` still reads key head `j / r` with the base's ratio
+/// `r`); the added width is zero, so at a text position the added residual dims stay exactly 0 and the added
+/// MLP units and heads add exactly 0. The RMSNorms' mean then runs over `hidden_size` dims instead of the
+/// base's `h`: the text residual is carried scaled by `alpha = sqrt(hidden_size / h)` (the embedding's text rows
+/// and the base's `out_proj`, `o_proj` and `down_proj` times alpha, f32), so its mean square is the base's,
+/// epsilon included, and every base norm gain `1 + w` is divided by alpha (the final one by alpha² with a tied
+/// lm_head). The text logits are the base's exactly when `hidden_size / h` is a power of 4 (up to the order of
+/// the norm's sum), to float rounding otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Widening {
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub linear_num_key_heads: usize,
+    pub linear_num_value_heads: usize,
 }
 
 /// Which part of a grafted model to run.

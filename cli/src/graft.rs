@@ -22,6 +22,12 @@ pub struct Args {
     /// Output directory (created; a previous graft there is replaced; anything else is refused).
     #[arg(long)]
     pub out: PathBuf,
+    /// When the machine does not fit the base's layer shape, widen every layer (the base's too, with zeros)
+    /// to the narrowest shape that holds it: more DeltaNet heads, then the hidden and MLP widths the machine
+    /// needs. The base's text then equals its own to float rounding instead of bit for bit (its RMSNorms
+    /// average over the wider residual; `loom text-check` measures it).
+    #[arg(long)]
+    pub widen: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -32,10 +38,31 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     weaver::graft::check_destination(&a.base, &a.out)?;
     let (_cfg, machine) = crate::run::open_config(&a.machine, &Default::default())?;
     let desc = machine.describe()?;
-    let fit = weaver::graft::base_fit(base.config());
+    let bc = base.config();
+    let fits = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(weaver::graft::base_fit(bc)), attention_layer: true });
+    let fit = match fits {
+        Err(weaver::WeaveError::Overflow(_)) if a.widen => {
+            let fit = weaver::graft::widen(&desc, bc)
+                .map_err(|e| anyhow::anyhow!("the machine of {} does not fit even a widened layer shape of the base {}: {e}", a.machine.display(), a.base.display()))?;
+            eprintln!(
+                "the machine does not fit the base's layer shape; widening every layer: hidden {} -> {}, intermediate {} -> {}, DeltaNet heads {}/{} -> {}/{} (key/value)",
+                bc.hidden_size,
+                fit.hidden.unwrap_or(0),
+                bc.intermediate_size,
+                fit.intermediate.unwrap_or(0),
+                bc.linear_num_key_heads,
+                bc.linear_num_value_heads,
+                fit.key_heads.unwrap_or(0),
+                fit.value_heads.unwrap_or(0)
+            );
+            fit
+        }
+        _ => weaver::graft::base_fit(bc),
+    };
+    let hint = if a.widen { "" } else { " (--widen grafts it onto a wider copy of the base's layer shape)" };
     let w = weaver::weave(&desc, &weaver::WeaveOptions { fit: Some(fit), attention_layer: true }).map_err(|e| {
         anyhow::anyhow!(
-            "the machine of {} does not fit the layer shape of the base {} (hidden {}, intermediate {}, {} key / {} value DeltaNet heads of {}x{}): {e}",
+            "the machine of {} does not fit the layer shape of the base {} (hidden {}, intermediate {}, {} key / {} value DeltaNet heads of {}x{}): {e}{hint}",
             a.machine.display(),
             a.base.display(),
             base.config().hidden_size,

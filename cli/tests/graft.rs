@@ -215,3 +215,110 @@ fn rv32im_in_the_4b_shape_with_sunk_gates_is_exact() {
     assert!(text.contains("0 programs disagreeing"), "{text}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// acc8 onto a base narrower than it needs (hidden 128, one key / two value DeltaNet heads): refused as it
+/// is, grafted with `--widen` onto a wider copy of the base's layer shape. The base's weights sit in the first
+/// rows and columns of every widened tensor (its DeltaNet heads first in each q/k/v section, the residual's
+/// writers and norms rescaled), the rest is zero; the machine runs exactly on its route; the text equals the
+/// base's to float rounding.
+#[test]
+fn acc8_widened_onto_a_narrow_base() {
+    let d = scratch("graft-widen");
+    let (b, g) = (d.join("base"), d.join("grafted"));
+    let narrow = Qwen35Config {
+        hidden_size: 128,
+        intermediate_size: 256,
+        linear_num_key_heads: 1,
+        linear_num_value_heads: 2,
+        ..small_base_config(true)
+    }
+    .normalized();
+    backends::random::save_random_checkpoint(&b, &narrow, 11).unwrap();
+    let acc8 = repo().join("configs/acc8.toml");
+    let out = loom().args(["graft", "--base"]).arg(&b).arg("--machine").arg(&acc8).arg("--out").arg(&g).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("does not fit the layer shape") && err.contains("--widen"), "{err}");
+    assert!(!g.exists(), "a refused graft wrote {}", g.display());
+
+    let before = fingerprint(&b);
+    let out = run_ok(loom().args(["graft", "--widen", "--json", "--base"]).arg(&b).arg("--machine").arg(&acc8).arg("--out").arg(&g));
+    assert_eq!(fingerprint(&b), before, "the base was modified");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &report["widened"];
+    let (hw, iw, kw, vw) = (
+        w["hidden_size"].as_u64().unwrap() as usize,
+        w["intermediate_size"].as_u64().unwrap() as usize,
+        w["linear_num_key_heads"].as_u64().unwrap() as usize,
+        w["linear_num_value_heads"].as_u64().unwrap() as usize,
+    );
+    assert!(hw > 128 && hw % 64 == 0 && iw >= 256 && iw % 64 == 0, "{report}");
+    assert!(kw > 1 && vw == 2 * kw, "the base's key/value ratio is kept: {report}");
+    let gm: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(g.join("graft.json")).unwrap()).unwrap();
+    assert_eq!(gm["widened"], *w);
+    let m = gm["machine_layers"][1].as_u64().unwrap() as usize;
+
+    // The base's tensors in the widened ones: values at their places, zeros elsewhere; the norms rescaled.
+    let base = backends::Checkpoint::open(&b).unwrap();
+    let ck = backends::Checkpoint::open(&g).unwrap();
+    let c = ck.config();
+    assert_eq!((c.hidden_size, c.intermediate_size, c.linear_num_key_heads, c.linear_num_value_heads), (hw, iw, kw, vw));
+    let qk = 64; // one key head of d_k 64 in the base
+    for (name, shape) in base.config().expected_tensors() {
+        let renamed = match name.strip_prefix("model.layers.") {
+            Some(rest) => {
+                let (i, tail) = rest.split_once('.').unwrap();
+                format!("model.layers.{}.{tail}", i.parse::<usize>().unwrap() + m)
+            }
+            None => name.clone(),
+        };
+        let (bt, gt) = (base.tensor(&name).unwrap(), ck.tensor(&renamed).unwrap());
+        let (rows, cols) = (shape[0], shape[1..].iter().product::<usize>());
+        let gcols = gt.shape[1..].iter().product::<usize>();
+        let is_norm = name == "model.norm.weight" || name.ends_with("layernorm.weight");
+        let sectioned = name.ends_with("in_proj_qkv.weight") || name.ends_with("conv1d.weight");
+        // The text residual is carried scaled by alpha = sqrt(hw / 128): the embedding and the projections
+        // that write the residual are scaled, the norm gains divided (the final one twice: the lm_head is tied).
+        let scaled = name == "model.embed_tokens.weight" || ["out_proj.weight", "o_proj.weight", "down_proj.weight"].iter().any(|s| name.ends_with(s));
+        let mut placed = vec![false; gt.data.len()];
+        for i in 0..rows {
+            let j = if !sectioned || i < qk { i } else if i < 2 * qk { i - qk + kw * 64 } else { i - 2 * qk + 2 * kw * 64 };
+            for k in 0..cols {
+                let (x, y) = (bt.data[i * cols + k], gt.data[j * gcols + k]);
+                if is_norm {
+                    let alpha2 = hw as f64 / 128.0;
+                    let want = (1.0 + x as f64) / if name == "model.norm.weight" { alpha2 } else { alpha2.sqrt() } - 1.0;
+                    assert!((y as f64 - want).abs() < 1e-6, "{name}[{i}]: {y} vs {want}");
+                } else if scaled {
+                    let want = x as f64 * (hw as f64 / 128.0).sqrt();
+                    assert!((y as f64 - want).abs() <= want.abs() * 1e-7, "{name}[{i}, {k}]: {y} vs {want}");
+                } else {
+                    assert_eq!(x.to_bits(), y.to_bits(), "{name}[{i}, {k}] -> {renamed}[{j}, {k}]");
+                }
+                placed[j * gcols + k] = true;
+            }
+        }
+        if name == "model.embed_tokens.weight" {
+            continue; // the machine's rows follow the text rows
+        }
+        if !is_norm {
+            assert!(gt.data.iter().zip(&placed).all(|(y, p)| *p || *y == 0.0), "{renamed}: nonzero outside the base's values");
+        }
+    }
+
+    // The machine on its route, exactly.
+    let want = run_ok(loom().args(["run"]).arg(&acc8));
+    let got = run_ok(loom().args(["run", "--model"]).arg(&g));
+    assert_eq!(got.stdout, want.stdout);
+    let ls = run_ok(loom().args(["lockstep"]).arg(&acc8).arg("--model").arg(&g));
+    let text = String::from_utf8_lossy(&ls.stdout);
+    assert!(text.contains("0 programs disagreeing"), "{text}");
+
+    // The text: the base's greedy tokens, logits equal to float rounding.
+    let out = run_ok(loom().args(["text-check", "--json", "--positions", "48", "--base"]).arg(&b).arg("--model").arg(&g));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["positions"], 48, "{r}");
+    assert_eq!(r["argmax_agreement"], 1.0, "{r}");
+    assert!(r["max_abs_logit_diff"].as_f64().unwrap() < 1e-3, "{r}");
+    assert!(r["kl_max"].as_f64().unwrap() < 1e-9, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -16,7 +16,7 @@ use crate::export::MANIFEST_FILE;
 use crate::geometry::GeometryConfig;
 use crate::manifest::Manifest;
 use backends::checkpoint::{dtype_width, write_tensors_typed, TensorBytes};
-use backends::graft::{BaseInfo, GraftManifest, GRAFT_FILE, GRAFT_FORMAT, GRAFT_VERSION};
+use backends::graft::{BaseInfo, GraftManifest, Widening, GRAFT_FILE, GRAFT_FORMAT, GRAFT_VERSION};
 use backends::{Checkpoint, LayerType, Qwen35Config, WeightMap};
 use safetensors::Dtype;
 use serde::{Deserialize, Serialize};
@@ -55,7 +55,13 @@ pub struct GraftReport {
     pub vocab_parameters: usize,
     /// Nonzero weights of those rows.
     pub vocab_nonzeros: usize,
-    /// All parameters added (layers and vocabulary rows), and their nonzeros.
+    /// The wider layer shape of `loom graft --widen` (absent: the base's own), and the parameters the
+    /// widening adds to the base's layers, embedding and lm_head (all zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widened: Option<Widening>,
+    #[serde(default)]
+    pub widening_parameters: usize,
+    /// All parameters added (layers, vocabulary rows and widening), and their nonzeros.
     pub added_parameters: usize,
     pub added_nonzeros: usize,
     /// The grafted model's text-model parameters.
@@ -88,7 +94,17 @@ impl GraftReport {
             self.total_parameters as f64 * 1e-9,
             self.file_bytes as f64 * 1e-9,
             self.seconds
-        )
+        ) + &self.widened.as_ref().map_or(String::new(), |w| {
+            format!(
+                "; widened from the base's hidden {} to {}, intermediate to {}, DeltaNet heads to {} key / {} value ({:.3} G zero parameters)",
+                self.base.hidden_size,
+                w.hidden_size,
+                w.intermediate_size,
+                w.linear_num_key_heads,
+                w.linear_num_value_heads,
+                self.widening_parameters as f64 * 1e-9
+            )
+        })
     }
 }
 
@@ -156,6 +172,40 @@ pub fn base_fit(base: &Qwen35Config) -> GeometryConfig {
     }
 }
 
+/// The geometry of a widened graft (`loom graft --widen`): the base's head dims, conv kernel, full-attention
+/// interval and key/value head ratio, with `head_factor` times its DeltaNet heads, and the hidden and MLP
+/// widths the machine needs (the caller raises them to at least the base's; see [`widen`]).
+pub fn widened_fit(base: &Qwen35Config, head_factor: usize) -> GeometryConfig {
+    GeometryConfig {
+        hidden: None,
+        intermediate: None,
+        key_heads: Some(base.linear_num_key_heads * head_factor),
+        value_heads: Some(base.linear_num_value_heads * head_factor),
+        ..base_fit(base)
+    }
+}
+
+/// The narrowest widening of `base`'s layer shape that holds `desc`: the fewest DeltaNet heads (the base's
+/// times 1, 2, 4 or 8, keeping its key/value ratio), then the hidden and MLP widths the machine needs at
+/// that head count, each at least the base's and rounded up to a multiple of 64. Cheap
+/// (plans, weaves nothing). Errors: the last overflow when even 8 times the heads do not hold the machine.
+pub fn widen(desc: &isa_api::MachineDesc, base: &Qwen35Config) -> Result<GeometryConfig, WeaveError> {
+    let mut last = None;
+    for factor in [1, 2, 4, 8] {
+        let mut fit = widened_fit(base, factor);
+        match crate::plan(desc, &crate::WeaveOptions { fit: Some(fit.clone()), attention_layer: true }) {
+            Ok((_, _, _, alloc)) => {
+                fit.hidden = Some(alloc.geometry.hidden.max(base.hidden_size).next_multiple_of(64));
+                fit.intermediate = Some(alloc.geometry.intermediate.max(base.intermediate_size).next_multiple_of(64));
+                return Ok(fit);
+            }
+            Err(e @ WeaveError::Overflow(_)) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.expect("four tries"))
+}
+
 /// Can a grafted checkpoint be written to `out`? It must not exist, be empty, or hold a previous graft (its
 /// `graft.json`), and it must not be, or lie inside, the base directory. Cheap: callers check before weaving.
 pub fn check_destination(base: &Path, out: &Path) -> Result<(), WeaveError> {
@@ -186,15 +236,12 @@ pub struct WovenMachine<'a> {
     pub manifest: &'a Manifest,
 }
 
-/// Check a machine woven with [`base_fit`] against the base: the same widths, heads, dims, conv kernel and
-/// norm epsilon, and full-attention layers that are all zero (they take the base's attention shape).
+/// Check a machine woven with [`base_fit`] (or [`widen`]) against the base: the same head dims, conv kernel
+/// and norm epsilon; widths and head counts the base's, or wider with the base's key/value head ratio; and
+/// full-attention layers that are all zero (they take the base's attention shape).
 fn check_woven(base: &Qwen35Config, m: &WovenMachine) -> Result<(), WeaveError> {
     let c = m.config;
     let pairs = [
-        ("hidden_size", c.hidden_size, base.hidden_size),
-        ("intermediate_size", c.intermediate_size, base.intermediate_size),
-        ("linear_num_key_heads", c.linear_num_key_heads, base.linear_num_key_heads),
-        ("linear_num_value_heads", c.linear_num_value_heads, base.linear_num_value_heads),
         ("linear_key_head_dim", c.linear_key_head_dim, base.linear_key_head_dim),
         ("linear_value_head_dim", c.linear_value_head_dim, base.linear_value_head_dim),
         ("linear_conv_kernel_dim", c.linear_conv_kernel_dim, base.linear_conv_kernel_dim),
@@ -203,6 +250,23 @@ fn check_woven(base: &Qwen35Config, m: &WovenMachine) -> Result<(), WeaveError> 
         if mine != theirs {
             return Err(other(format!("the woven machine's {name} is {mine} but the base's is {theirs} (it must be woven with graft::base_fit)")));
         }
+    }
+    let wider = [
+        ("hidden_size", c.hidden_size, base.hidden_size),
+        ("intermediate_size", c.intermediate_size, base.intermediate_size),
+        ("linear_num_key_heads", c.linear_num_key_heads, base.linear_num_key_heads),
+        ("linear_num_value_heads", c.linear_num_value_heads, base.linear_num_value_heads),
+    ];
+    for (name, mine, theirs) in wider {
+        if mine < theirs {
+            return Err(other(format!("the woven machine's {name} is {mine}, narrower than the base's {theirs} (it must be woven with graft::base_fit)")));
+        }
+    }
+    if c.linear_num_value_heads * base.linear_num_key_heads != base.linear_num_value_heads * c.linear_num_key_heads {
+        return Err(other(format!(
+            "the woven machine has {} key / {} value DeltaNet heads, not the base's ratio ({} / {})",
+            c.linear_num_key_heads, c.linear_num_value_heads, base.linear_num_key_heads, base.linear_num_value_heads
+        )));
     }
     if c.rms_norm_eps != base.rms_norm_eps {
         return Err(other(format!(
@@ -222,10 +286,15 @@ fn check_woven(base: &Qwen35Config, m: &WovenMachine) -> Result<(), WeaveError> 
     Ok(())
 }
 
-/// The grafted model's config: the base's, with the machine's layers in front and its token rows after the
-/// base's vocabulary (`extra_vocab` rows).
+/// The grafted model's config: the base's, with the machine's layers in front, its token rows after the
+/// base's vocabulary (`extra_vocab` rows), and the machine's widths and DeltaNet head counts (the base's,
+/// or wider after [`widen`]).
 pub fn grafted_config(base: &Qwen35Config, machine: &Qwen35Config, extra_vocab: usize) -> Qwen35Config {
     let mut c = base.clone();
+    c.hidden_size = machine.hidden_size;
+    c.intermediate_size = machine.intermediate_size;
+    c.linear_num_key_heads = machine.linear_num_key_heads;
+    c.linear_num_value_heads = machine.linear_num_value_heads;
     c.num_hidden_layers = machine.num_hidden_layers + base.num_hidden_layers;
     c.layer_types = machine.layer_types.iter().chain(base.layer_types.iter()).copied().collect();
     c.vocab_size = base.vocab_size + extra_vocab;
@@ -249,28 +318,59 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
     let cfg = grafted_config(bc, machine.config, extra);
     cfg.validate().map_err(|e| other(format!("the grafted config is invalid: {e}")))?;
     let (input, output) = if tied { ([v, v + t], [v + t, v + 2 * t]) } else { ([v, v + t], [v, v + t]) };
+    // The grafted layer shape: the base's, or wider (`widen`): then every base tensor is laid out anew.
+    let hw = cfg.hidden_size;
+    let widened = (hw, cfg.intermediate_size, cfg.linear_num_key_heads, cfg.linear_num_value_heads)
+        != (h, bc.intermediate_size, bc.linear_num_key_heads, bc.linear_num_value_heads);
+    let widening = widened.then(|| Widening {
+        hidden_size: hw,
+        intermediate_size: cfg.intermediate_size,
+        linear_num_key_heads: cfg.linear_num_key_heads,
+        linear_num_value_heads: cfg.linear_num_value_heads,
+    });
+    let own_norm = &machine.weights["model.norm.weight"];
+    // A widened residual's mean square runs over hw dims where the base's ran over h. So the base's text
+    // residual is carried scaled by alpha = sqrt(hw / h) (its embedding rows and every projection that writes
+    // the residual are scaled by alpha): its mean square over hw dims is then the base's over h, epsilon
+    // included, and each RMSNorm gain (1 + w) is divided by alpha to give the base's normed values; the final
+    // norm's by alpha once more with a tied lm_head (whose rows are the scaled embedding). Exact when hw / h is
+    // a power of 4, float rounding otherwise. The final norm's added dims take the machine's own weights (its
+    // readout passes them unscaled).
+    let alpha = (hw as f64 / h as f64).sqrt();
+    let widen_norm = |w: &[f32], divide: f64, fill: Option<&[f32]>| -> Vec<f32> {
+        (0..hw)
+            .map(|d| if d < h { ((1.0 + w[d] as f64) / divide - 1.0) as f32 } else { fill.map_or(0.0, |f| f[d]) })
+            .collect()
+    };
+    let base_norm = {
+        let n = base.tensor("model.norm.weight").map_err(ck_err)?.data;
+        if widened { widen_norm(&n, if tied { alpha * alpha } else { alpha }, Some(&own_norm.data)) } else { n }
+    };
 
     // The machine's readout through the base's final norm: the stand-alone machine's normed residual is
     // x·r·(1 + g) with its own gain g; the grafted one is x·r·(1 + w_d) with the base's weights, so each lm_head
     // column d is scaled by (1 + g_d) / (1 + w_d).
-    let base_norm = base.tensor("model.norm.weight").map_err(ck_err)?;
-    let own_norm = &machine.weights["model.norm.weight"];
     let lm = &machine.weights["lm_head.weight"];
-    let mut readout = vec![0f32; t * h];
-    for d in 0..h {
-        let gain = 1.0 + base_norm.data[d] as f64;
-        let col_used = (0..t).any(|r| lm.data[r * h + d] != 0.0);
+    let mut readout = vec![0f32; t * hw];
+    for d in 0..hw {
+        let gain = 1.0 + base_norm[d] as f64;
+        let col_used = (0..t).any(|r| lm.data[r * hw + d] != 0.0);
         if col_used && gain.abs() < 1e-3 {
             return Err(other(format!(
                 "the base's final norm weight at dim {d} is {} (gain {gain:.2e}): the machine's readout, which needs that dim, cannot pass it",
-                base_norm.data[d]
+                base_norm[d]
             )));
         }
         let scale = (1.0 + own_norm.data[d] as f64) / gain;
         for r in 0..t {
-            readout[r * h + d] = (lm.data[r * h + d] as f64 * scale) as f32;
+            readout[r * hw + d] = (lm.data[r * hw + d] as f64 * scale) as f32;
         }
     }
+    let base_shapes: std::collections::HashMap<String, Vec<usize>> = bc.expected_tensors().into_iter().collect();
+    let is_norm = |name: &str| name == "model.norm.weight" || name.ends_with(".input_layernorm.weight") || name.ends_with(".post_attention_layernorm.weight");
+    // The projections that add to the residual (scaled by alpha in a widened graft).
+    let writes_residual =
+        |name: &str| name.ends_with(".linear_attn.out_proj.weight") || name.ends_with(".self_attn.o_proj.weight") || name.ends_with(".mlp.down_proj.weight");
     let embed_m = &machine.weights["model.embed_tokens.weight"];
     let bf16_exact = |x: &[f32]| x.iter().all(|v| half::bf16::from_f32(*v).to_f32() == *v);
 
@@ -278,13 +378,13 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
     let base_dtype = |name: &str| base.raw(name).map(|(d, _)| d).map_err(ck_err);
     let embed_dtype = {
         let bd = base_dtype("model.embed_tokens.weight")?;
-        if bd == Dtype::F32 || tied || !bf16_exact(&embed_m.data) { Dtype::F32 } else { bd }
+        if bd == Dtype::F32 || tied || widened || !bf16_exact(&embed_m.data) { Dtype::F32 } else { bd }
     };
     let mut specs: Vec<(String, Vec<usize>, Dtype)> = Vec::new();
     for (name, shape) in cfg.expected_tensors() {
         let dtype = if name == "model.embed_tokens.weight" {
             embed_dtype
-        } else if name == "lm_head.weight" {
+        } else if name == "lm_head.weight" || (widened && (is_norm(&name) || writes_residual(&name))) {
             Dtype::F32
         } else if let Some(l) = layer_of(&name) {
             if l < m { Dtype::F32 } else { base_dtype(&rename_layer(&name, l - m))? }
@@ -323,13 +423,19 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
                     (false, _) => vec![&readout],
                 };
                 if dtype == Dtype::BF16 && bd == Dtype::BF16 && rows.iter().all(|r| bf16_exact(r)) {
-                    let mut out = bytes.to_vec();
+                    let mut out = widen_rows(bytes, v, 2 * h, v, 2 * hw, |i| i);
                     for r in rows {
                         out.extend(r.iter().flat_map(|x| half::bf16::from_f32(*x).to_bits().to_le_bytes()));
                     }
                     return Ok(TensorBytes::Raw(Cow::Owned(out)));
                 }
                 let mut out = base.tensor(src).map_err(ck)?.data;
+                if widened {
+                    out = widen_rows(&out, v, h, v, hw, |i| i);
+                    if is_embed {
+                        out.iter_mut().for_each(|x| *x = (*x as f64 * alpha) as f32);
+                    }
+                }
                 out.reserve(rows.iter().map(|r| r.len()).sum());
                 for r in rows {
                     out.extend_from_slice(r);
@@ -346,9 +452,28 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
                     Ok(TensorBytes::F32(Cow::Owned(zeros_for(shape))))
                 }
                 Some(l) => {
-                    let (_, bytes) = base.raw(&rename_layer(name, l - m)).map_err(ck)?;
-                    Ok(TensorBytes::Raw(Cow::Borrowed(bytes)))
+                    let base_name = rename_layer(name, l - m);
+                    if !widened {
+                        let (_, bytes) = base.raw(&base_name).map_err(ck)?;
+                        return Ok(TensorBytes::Raw(Cow::Borrowed(bytes)));
+                    }
+                    if is_norm(name) {
+                        return Ok(TensorBytes::F32(Cow::Owned(widen_norm(&base.tensor(&base_name).map_err(ck)?.data, alpha, None))));
+                    }
+                    let old = &base_shapes[&base_name];
+                    let (r0, c0) = (old[0], old[1..].iter().product::<usize>());
+                    let (r1, c1) = (shape[0], shape[1..].iter().product::<usize>());
+                    let row_of = base_row_map(&base_name, bc, &cfg);
+                    if writes_residual(name) {
+                        let mut out = widen_rows(&base.tensor(&base_name).map_err(ck)?.data, r0, c0, r1, c1, row_of);
+                        out.iter_mut().for_each(|x| *x = (*x as f64 * alpha) as f32);
+                        return Ok(TensorBytes::F32(Cow::Owned(out)));
+                    }
+                    let (dtype, bytes) = base.raw(&base_name).map_err(ck)?;
+                    let width = dtype_width(dtype).expect("checked above");
+                    Ok(TensorBytes::Raw(Cow::Owned(widen_rows(bytes, r0, c0 * width, r1, c1 * width, row_of))))
                 }
+                None if widened && name == "model.norm.weight" => Ok(TensorBytes::F32(Cow::Owned(base_norm.clone()))),
                 None => {
                     let (_, bytes) = base.raw(name).map_err(ck)?;
                     Ok(TensorBytes::Raw(Cow::Borrowed(bytes)))
@@ -386,6 +511,7 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
             machine_input_tokens: input,
             machine_output_tokens: output,
             base: base_info.clone(),
+            widened: widening.clone(),
         };
         gm.check(&tmp, &cfg).map_err(|e| other(format!("graft manifest (a weaver bug): {e}")))?;
         let layer_parameters: usize = cfg
@@ -396,6 +522,8 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
             .sum();
         let vocab_rows = extra + if tied { 0 } else { t }; // untied: T embedding rows and T lm_head rows
         let vocab_nonzeros = embed_m.data.iter().filter(|x| **x != 0.0).count() + readout.iter().filter(|x| **x != 0.0).count();
+        let total_parameters = cfg.parameter_count();
+        let widening_parameters = total_parameters - bc.parameter_count() - layer_parameters - vocab_rows * hw;
         let report = GraftReport {
             machine: gm.machine.clone(),
             base: base_info,
@@ -404,11 +532,13 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
             layer_parameters,
             layer_nonzeros,
             vocab_rows,
-            vocab_parameters: vocab_rows * h,
+            vocab_parameters: vocab_rows * hw,
             vocab_nonzeros,
-            added_parameters: layer_parameters + vocab_rows * h,
+            widened: widening.clone(),
+            widening_parameters,
+            added_parameters: layer_parameters + vocab_rows * hw + widening_parameters,
             added_nonzeros: layer_nonzeros + vocab_nonzeros,
-            total_parameters: cfg.parameter_count(),
+            total_parameters,
             file_bytes,
             seconds: t0.elapsed().as_secs_f64(),
         };
@@ -443,6 +573,35 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
             Err(e)
         }
     }
+}
+
+/// Where row `i` of a base tensor goes in a widened graft: the same row, except in the DeltaNet's q, k, v
+/// sections (`in_proj_qkv`, `conv1d`), whose base heads come first in each wider section.
+fn base_row_map(name: &str, base: &Qwen35Config, wide: &Qwen35Config) -> impl Fn(usize) -> usize {
+    let sectioned = name.ends_with(".linear_attn.in_proj_qkv.weight") || name.ends_with(".linear_attn.conv1d.weight");
+    let qk = base.linear_num_key_heads * base.linear_key_head_dim;
+    let qk_wide = wide.linear_num_key_heads * wide.linear_key_head_dim;
+    move |i| {
+        if !sectioned || i < qk {
+            i
+        } else if i < 2 * qk {
+            i - qk + qk_wide
+        } else {
+            i - 2 * qk + 2 * qk_wide
+        }
+    }
+}
+
+/// A row-major `[rows, cols]` array laid out as `[new_rows, new_cols]`: row `i` at row `row_of(i)`, its
+/// values first, zeros (`T::default()`) elsewhere. (Bytes: `cols` counted in bytes.)
+fn widen_rows<T: Copy + Default>(src: &[T], rows: usize, cols: usize, new_rows: usize, new_cols: usize, row_of: impl Fn(usize) -> usize) -> Vec<T> {
+    debug_assert!(src.len() == rows * cols && cols <= new_cols);
+    let mut out = vec![T::default(); new_rows * new_cols];
+    for i in 0..rows {
+        let j = row_of(i);
+        out[j * new_cols..j * new_cols + cols].copy_from_slice(&src[i * cols..(i + 1) * cols]);
+    }
+    out
 }
 
 /// The layer index of a `model.layers.I.*` tensor name.
