@@ -1,5 +1,5 @@
 //! `loom chat` on a grafted checkpoint: a random base of Qwen3.5-4B's layer shape (one base layer) with the RV32IM
-//! machine in front, the calc firmware answering tool calls in the machine's layers. Checks the exact product
+//! machine in front (and one of 0.8B's shape, widened to hold it), the calc firmware answering tool calls in the machine's layers. Checks the exact product
 //! of the README's example, two mul_big problems, the errors of calls that cannot give a number (malformed
 //! expression, division by zero, an unknown tool, the step limit), that the base reads the same text context as
 //! with the answers typed in, and the refusals of a model that is not a graft and of a malformed conversation.
@@ -16,21 +16,31 @@ fn run_json(cmd: &mut std::process::Command) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// A random Qwen3.5-4B-shaped base (one decoder layer, released layout, tokenizer files) and RV32IM grafted
-/// onto it: (scratch dir, graft dir).
-fn graft() -> (PathBuf, PathBuf) {
-    let d = scratch("chat");
+/// A random base of a released shape (`preset`, one decoder layer, released layout, tokenizer files) and
+/// RV32IM grafted onto it (with `extra` graft flags): (scratch dir, graft dir).
+fn graft_on(preset: &str, extra: &[&str]) -> (PathBuf, PathBuf) {
+    let d = scratch(&format!("chat-{preset}"));
     let base = d.join("base");
     let g = d.join("graft");
+    let out = loom().args(["random-model", "--preset", preset, "--layers", "1", "--layout", "released", "--out"]).arg(&base).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = loom()
-        .args(["random-model", "--preset", "qwen3.5-4b", "--layers", "1", "--layout", "released", "--out"])
+        .args(["graft", "--base"])
         .arg(&base)
+        .arg("--machine")
+        .arg(repo().join("configs/rv32im-64k.toml"))
+        .arg("--out")
+        .arg(&g)
+        .args(extra)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = loom().args(["graft", "--base"]).arg(&base).arg("--machine").arg(repo().join("configs/rv32im-64k.toml")).arg("--out").arg(&g).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     (d, g)
+}
+
+/// RV32IM grafted onto a Qwen3.5-4B-shaped base, in the base's own layer shape.
+fn graft() -> (PathBuf, PathBuf) {
+    graft_on("qwen3.5-4b", &[])
 }
 
 fn chat(g: &Path, messages: &Path, extra: &[&str]) -> Value {
@@ -106,5 +116,21 @@ fn calc_calls_are_answered_in_the_machine_layers() {
     let e = loom().args(["chat", "--model"]).arg(&g).arg("--messages").arg(&bad).output().unwrap();
     assert!(!e.status.success());
     assert!(String::from_utf8_lossy(&e.stderr).contains("message 1 has role \"robot\""), "{}", String::from_utf8_lossy(&e.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Qwen3.5-0.8B's shape is narrower than the machine (hidden 1,024, 16 DeltaNet heads a layer): grafted with
+/// `--widen`, the calculator answers the README's example and two mul_big problems exactly.
+#[test]
+fn calc_calls_on_the_widened_0_8b_shape() {
+    let (d, g) = graft_on("qwen3.5-0.8b", &["--widen"]);
+    let gm: Value = serde_json::from_str(&std::fs::read_to_string(g.join("graft.json")).unwrap()).unwrap();
+    assert_eq!(gm["base"]["hidden_size"], 1024);
+    assert!(gm["widened"]["hidden_size"].as_u64().unwrap() > 1024, "{gm:#}");
+    let examples = repo().join("examples/chat");
+    let v = chat(&g, &examples.join("calc.json"), &["--max-tokens", "0"]);
+    assert_eq!(v["tool_responses"], serde_json::json!(["121932631112635269"]), "{v:#}");
+    let v = run_json(loom().args(["chat", "--json", "--limit", "2", "--model"]).arg(&g).arg("--bench-mul-big").arg(examples.join("mul_big.json")));
+    assert_eq!(v["correct"], 2, "{v:#}");
     let _ = std::fs::remove_dir_all(&d);
 }
