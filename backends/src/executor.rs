@@ -207,8 +207,14 @@ pub fn open_route(kind: ExecutorKind, dir: &Path, route: crate::graft::Route) ->
         kind: kind.name(),
         msg: format!("{} has no {}: not a grafted checkpoint", dir.display(), crate::graft::GRAFT_FILE),
     })?;
-    let (config, weights) = crate::graft::view(&ck, &g, route)?;
-    build(kind, &config, &weights)
+    match kind {
+        // The dense executors read the route tensor by tensor: it is never in memory twice.
+        ExecutorKind::Ndarray | ExecutorKind::Flex | ExecutorKind::Wgpu => dense_executor(kind, &crate::graft::RouteSource::new(&ck, &g, route)?),
+        _ => {
+            let (config, weights) = crate::graft::view(&ck, &g, route)?;
+            build(kind, &config, &weights)
+        }
+    }
 }
 
 #[cfg(feature = "burn")]

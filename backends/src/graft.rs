@@ -21,7 +21,8 @@
 //! weights) that any executor runs. A plain forward pass through all layers (what a `generate` that does not
 //! route runs) mixes the two; `loom text-check` measures how much.
 
-use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::checkpoint::{Checkpoint, CheckpointError, TensorSource};
+use crate::tensor::HostTensor;
 use crate::config::Qwen35Config;
 use crate::tensor::WeightMap;
 use serde::{Deserialize, Serialize};
@@ -152,38 +153,89 @@ impl GraftManifest {
     }
 }
 
-/// One route of a grafted checkpoint as an ordinary Qwen3.5 model: its config (the route's layers, its
-/// vocabulary, an explicit lm_head) and its weights, read from `ck` (only the tensors the route needs, only the
-/// embedding and lm_head rows of its vocabulary). The machine route's token ids are the machine's own
-/// (`0..T`), so its `machine.json` runs it unchanged; the text route's are the base's.
-pub fn view(ck: &Checkpoint, g: &GraftManifest, route: Route) -> Result<(Qwen35Config, WeightMap), CheckpointError> {
-    g.check(ck.dir(), ck.config())?;
-    let (layers, input, output) = match route {
-        Route::Machine => (g.machine_layers, g.machine_input_tokens, g.machine_output_tokens),
-        Route::Text => (g.base_layers, [0, g.base_vocab], [0, g.base_vocab]),
-    };
-    let full = ck.config();
-    let mut cfg = full.clone();
-    cfg.num_hidden_layers = layers[1] - layers[0];
-    cfg.layer_types = full.layer_types[layers[0]..layers[1]].to_vec();
-    cfg.vocab_size = input[1] - input[0];
-    cfg.tie_word_embeddings = false;
-    cfg.validate().map_err(|m| malformed(ck.dir(), format!("the {route:?} route's config is invalid: {m}")))?;
-    let lm_name = if full.tie_word_embeddings { "model.embed_tokens.weight" } else { "lm_head.weight" };
-    let mut w = WeightMap::new();
-    for (name, _) in cfg.expected_tensors() {
-        let t = if name == "model.embed_tokens.weight" {
-            ck.tensor_rows(&name, input[0]..input[1])?
-        } else if name == "lm_head.weight" {
-            ck.tensor_rows(lm_name, output[0]..output[1])?
-        } else if let Some(rest) = name.strip_prefix("model.layers.") {
-            let (i, tail) = rest.split_once('.').expect("layer tensor names are model.layers.I.NAME");
-            let i: usize = i.parse().expect("layer index");
-            ck.tensor(&format!("model.layers.{}.{tail}", layers[0] + i))?
-        } else {
-            ck.tensor(&name)?
+/// One route of a grafted checkpoint as an ordinary Qwen3.5 model, read lazily: its config (the route's layers,
+/// its vocabulary, an explicit lm_head) and a [`TensorSource`] that reads each tensor from `ck` when asked (only
+/// the tensors the route needs, only the embedding and lm_head rows of its vocabulary). The dense executors
+/// load from it tensor by tensor, so a route never sits in memory twice. The machine route's token ids are the
+/// machine's own (`0..T`), so its `machine.json` runs it unchanged; the text route's are the base's.
+pub struct RouteSource<'a> {
+    ck: &'a Checkpoint,
+    config: Qwen35Config,
+    layers: [usize; 2],
+    input: [usize; 2],
+    output: [usize; 2],
+    /// The full checkpoint's readout tensor: its embedding when tied, else its lm_head.
+    lm_name: &'static str,
+}
+
+impl<'a> RouteSource<'a> {
+    /// The route of `g` over `ck`. Errors: `g`'s ranges do not fit `ck`'s config, or the route's config is
+    /// invalid.
+    pub fn new(ck: &'a Checkpoint, g: &GraftManifest, route: Route) -> Result<Self, CheckpointError> {
+        g.check(ck.dir(), ck.config())?;
+        let (layers, input, output) = match route {
+            Route::Machine => (g.machine_layers, g.machine_input_tokens, g.machine_output_tokens),
+            Route::Text => (g.base_layers, [0, g.base_vocab], [0, g.base_vocab]),
         };
-        w.insert(name, t);
+        let full = ck.config();
+        let mut config = full.clone();
+        config.num_hidden_layers = layers[1] - layers[0];
+        config.layer_types = full.layer_types[layers[0]..layers[1]].to_vec();
+        config.vocab_size = input[1] - input[0];
+        config.tie_word_embeddings = false;
+        config.validate().map_err(|m| malformed(ck.dir(), format!("the {route:?} route's config is invalid: {m}")))?;
+        let lm_name = if full.tie_word_embeddings { "model.embed_tokens.weight" } else { "lm_head.weight" };
+        Ok(RouteSource { ck, config, layers, input, output, lm_name })
     }
-    Ok((cfg, w))
+
+    /// Every tensor of the route, in memory (the sparse and incremental executors build from this).
+    pub fn weights(&self) -> Result<WeightMap, CheckpointError> {
+        let mut w = WeightMap::new();
+        for (name, _) in self.config.expected_tensors() {
+            let t = self.tensor(&name)?;
+            w.insert(name, t);
+        }
+        Ok(w)
+    }
+}
+
+impl TensorSource for RouteSource<'_> {
+    fn config(&self) -> &Qwen35Config {
+        &self.config
+    }
+    fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        if name == "model.embed_tokens.weight" {
+            self.ck.tensor_rows(name, self.input[0]..self.input[1])
+        } else if name == "lm_head.weight" {
+            self.ck.tensor_rows(self.lm_name, self.output[0]..self.output[1])
+        } else if let Some(rest) = name.strip_prefix("model.layers.") {
+            let (i, tail) = rest.split_once('.').ok_or_else(|| malformed(self.ck.dir(), format!("{name} is not a layer tensor name")))?;
+            let i: usize = i.parse().map_err(|_| malformed(self.ck.dir(), format!("{name} is not a layer tensor name")))?;
+            self.ck.tensor(&format!("model.layers.{}.{tail}", self.layers[0] + i))
+        } else {
+            self.ck.tensor(name)
+        }
+    }
+    fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError> {
+        let t = self.tensor(name)?;
+        if t.shape.len() != 2 {
+            return Err(CheckpointError::Shape { path: self.ck.dir().display().to_string(), name: name.into(), found: t.shape.clone(), expected: vec![0, 0] });
+        }
+        let (r, c) = (t.shape[0], t.shape[1]);
+        let mut out = vec![0f32; r * c];
+        for i in 0..r {
+            for j in 0..c {
+                out[j * r + i] = t.data[i * c + j];
+            }
+        }
+        Ok(HostTensor::new(vec![c, r], out))
+    }
+}
+
+/// One route of a grafted checkpoint as an ordinary Qwen3.5 model: its config and all its weights in memory
+/// (see [`RouteSource`]).
+pub fn view(ck: &Checkpoint, g: &GraftManifest, route: Route) -> Result<(Qwen35Config, WeightMap), CheckpointError> {
+    let src = RouteSource::new(ck, g, route)?;
+    let w = src.weights()?;
+    Ok((src.config, w))
 }

@@ -24,7 +24,8 @@ For each of routed and plain: positions, bit_identical (positions whose V logits
 max_abs_logit_diff, kl_mean and kl_max (KL(base || graft) over the V-token softmax, float64), argmax_agreement.
 
 Prints one JSON object {"routed": {...}, "plain": {...}, "noise_floor_kl": x, "seconds": s, "peak_rss_gb": g, ...}.
-Exit status 0 when routed bit_identical == positions, 1 otherwise, 2 on bad input.
+Exit status 0 when routed bit_identical == positions (for a widened graft, `graft.json`'s `widened`: greedy
+agreement 1 and kl_max below WIDENED_KL_BOUND, as `loom text-check` accepts it), 1 otherwise, 2 on bad input.
 
 Weights not 64-byte aligned in their file are copied (one group at a time, like the f32 conversion) so that
 the BLAS takes the same path for the base and the graft whatever the files' layouts.
@@ -36,6 +37,10 @@ import argparse, gc, json, os, resource, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
+
+# A widened graft (`loom graft --widen`) carries the text residual scaled; its routed text is accepted at greedy
+# agreement 1 and KL(base || graft) below this at every position (cli/src/text_check.rs, WIDENED_KL_BOUND).
+WIDENED_KL_BOUND = 1e-9
 from hf_check_trace import (  # noqa: E402
     cast_on_use, fail, load_model, read_graft, restrict_layers, text_config, unrestrict)
 
@@ -186,7 +191,7 @@ def main():
         "peak_rss_gb": rss_gb(),
         "base": a.base,
         "model": a.model,
-        "graft": {"machine_layers": [0, m], "base_layers": [m, m + n], "base_vocab": V, "machine_input_tokens": graft["raw"]["machine_input_tokens"], "machine_output_tokens": graft["raw"]["machine_output_tokens"]},
+        "graft": {"widened": graft["raw"].get("widened"), "machine_layers": [0, m], "base_layers": [m, m + n], "base_vocab": V, "machine_input_tokens": graft["raw"]["machine_input_tokens"], "machine_output_tokens": graft["raw"]["machine_output_tokens"]},
         "torch": torch.__version__,
         "transformers": __import__("transformers").__version__,
     }
@@ -195,7 +200,11 @@ def main():
     if a.json_out:
         with open(a.json_out, "w") as f:
             f.write(text + "\n")
-    sys.exit(0 if routed["bit_identical"] == routed["positions"] else 1)
+    if graft["raw"].get("widened"):
+        ok = routed["argmax_agreement"] == 1.0 and routed["kl_max"] < WIDENED_KL_BOUND
+    else:
+        ok = routed["bit_identical"] == routed["positions"]
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 //!
 //! - `routed`: the grafted model as loom's driver runs text (the base's layers only, `backends::graft`);
 //! - `plain`: every layer on every token, as a `generate` that does not route would run it (`--no-plain` skips
-//!   it), with the probability the grafted model's extra (trace) tokens would take were they not masked.
+//!   it), with the probability the grafted model's extra (trace) tokens would take were they not masked. On a
+//!   dense executor the whole grafted model is held in f32; where that would not fit in the memory available
+//!   (a widened graft of a full base, say) the plain run is skipped and the report says why (`plain_skipped`).
 //!
 //! Figures: positions, positions whose logits are bit-identical, max |delta logit|, mean and max
 //! KL(base || grafted) (f64, over the base's vocabulary), greedy-token agreement, and for scale
@@ -84,6 +86,9 @@ pub struct Report {
     pub noise_floor: &'static str,
     pub route: &'static str,
     pub plain: Option<Figures>,
+    /// Why the plain run was not made, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plain_skipped: Option<String>,
     pub executor: String,
     pub base_seconds: f64,
     pub tokens_source: String,
@@ -196,6 +201,36 @@ fn run_over(ex: &dyn backends::Executor, ids: &[u32], mut f: impl FnMut(usize, &
 /// 6e-4. A graft in the base's own shape must be bit-identical.
 pub const WIDENED_KL_BOUND: f64 = 1e-9;
 
+/// Why a plain run of `model` on `kind` cannot be made here, or `None` when it can: a dense executor holds
+/// every parameter in f32, so one whose parameters (counted from the checkpoint's tensor shapes) take more
+/// than the memory available (`MemAvailable` of `/proc/meminfo`, less 2 GiB for activations and logits) is
+/// skipped. The sparse executors hold only nonzero blocks and are not checked.
+fn plain_does_not_fit(kind: ExecutorKind, model: &Path) -> Result<Option<String>> {
+    if !matches!(kind, ExecutorKind::Flex | ExecutorKind::Ndarray | ExecutorKind::Wgpu) {
+        return Ok(None);
+    }
+    let ck = backends::checkpoint::Checkpoint::open(model)?;
+    let mut params = 0u64;
+    for name in ck.names() {
+        params += ck.shape(name)?.iter().product::<usize>() as u64;
+    }
+    let need = params * 4;
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("MemAvailable:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map(|kib| (kib * 1024).saturating_sub(2 << 30));
+    Ok(match available {
+        Some(av) if need > av => Some(format!(
+            "on the {} executor the whole grafted model takes {:.1} GB of f32 ({} parameters), more than the {:.1} GB available; --executor sparse holds only its nonzeros",
+            kind.name(),
+            need as f64 / 1e9,
+            params,
+            av as f64 / 1e9
+        )),
+        _ => None,
+    })
+}
+
 pub fn run(a: Args) -> Result<()> {
     let kind = ExecutorKind::parse(&a.executor)?;
     let g = GraftManifest::load(&a.model)?
@@ -245,7 +280,11 @@ pub fn run(a: Args) -> Result<()> {
     drop(routed_ex);
     let routed = c.finish(secs);
 
-    let plain = if a.no_plain {
+    let plain_skipped = if a.no_plain { Some("--no-plain".to_string()) } else { plain_does_not_fit(kind, &a.model)? };
+    if let (Some(why), true) = (&plain_skipped, progress) {
+        eprintln!("the plain run is skipped: {why}");
+    }
+    let plain = if plain_skipped.is_some() {
         None
     } else {
         if progress {
@@ -262,6 +301,7 @@ pub fn run(a: Args) -> Result<()> {
         noise_floor: "the base's logits against the same logits rounded to bf16",
         route: "text positions run the base's layers only (loom's driver)",
         plain,
+        plain_skipped,
         executor: kind.name().to_string(),
         base_seconds,
         tokens_source,
