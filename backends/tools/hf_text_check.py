@@ -129,8 +129,11 @@ def main():
     if bcfg.num_hidden_layers != n or bcfg.vocab_size != V:
         fail(f"{a.base}: {bcfg.num_hidden_layers} layers and vocab {bcfg.vocab_size}, but graft.json says the base has "
              f"{n} layers and vocab {V}")
-    if bcfg.hidden_size != gcfg.hidden_size or list(bcfg.layer_types) != list(gcfg.layer_types[m:m + n]):
-        fail(f"{a.model}: its base layers do not have the base's hidden size and layer types")
+    widened = graft["raw"].get("widened")
+    hidden = widened["hidden_size"] if widened else bcfg.hidden_size
+    if gcfg.hidden_size != hidden or list(bcfg.layer_types) != list(gcfg.layer_types[m:m + n]):
+        fail(f"{a.model}: its base layers do not have the base's layer types and hidden size {hidden}"
+             + (" (graft.json's widened shape)" if widened else ""))
     bad = [t for t in ids if not 0 <= t < V]
     if bad:
         fail(f"{a.tokens}: token {bad[0]} is not a text id (0..{V - 1})")
