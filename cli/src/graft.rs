@@ -40,6 +40,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let desc = machine.describe()?;
     let bc = base.config();
     let fits = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(weaver::graft::base_fit(bc)), attention_layer: true });
+    let widened = matches!(fits, Err(weaver::WeaveError::Overflow(_))) && a.widen;
     let fit = match fits {
         Err(weaver::WeaveError::Overflow(_)) if a.widen => {
             let fit = weaver::graft::widen(&desc, bc)
@@ -75,9 +76,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     })?;
     eprintln!("{}", w.report.render());
     let extra = format!(
-        "\nThe machine: `{}` ({}), woven into the base's layer shape.\n",
+        "\nThe machine: `{}` ({}), woven into the {} layer shape.\n",
         a.machine.display(),
-        desc.name
+        desc.name,
+        if widened { "widened" } else { "base's" }
     );
     let report = weaver::graft::write(
         &base,

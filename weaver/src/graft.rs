@@ -624,7 +624,7 @@ fn readme(g: &GraftManifest, r: &GraftReport, extra: &str) -> String {
          vocabulary {v}, {bp:.3} G parameters, lm_head {tie}).\n\n\
          ## What was added\n\n\
          | what | value |\n|---|---|\n\
-         | layers added in front of the base's | {ml} (layers {m0}..{m1}; {ma} of them inert full attention); the base's layers are {b0}..{b1}, unchanged |\n\
+         | layers added in front of the base's | {ml} (layers {m0}..{m1}; {ma} of them inert full attention); the base's layers are {b0}..{b1}, {base_layers} |\n\
          | parameters added (dense / nonzero) | {ap} / {an} ({apg:.3} G dense) |\n\
          | of which the layers | {lp} / {ln} |\n\
          | vocabulary rows added | {vr} ({vp} parameters): the machine's {t} trace tokens, fed as ids {i0}..{i1} and read as ids {o0}..{o1} |\n\
@@ -635,7 +635,7 @@ fn readme(g: &GraftManifest, r: &GraftReport, extra: &str) -> String {
          ## How it runs\n\n\
          Routing: text positions run only the base's layers ({b0}..{b1}), machine positions only the machine's\n\
          ({m0}..{m1}), each with its own caches and positions; both share the embedding, the final norm and the\n\
-         lm_head. So the text logits are the base's bit for bit and the machine's trace is exact.\n\
+         lm_head. So the text logits are {text_logits} and the machine's trace is exact.\n\
          A plain forward pass through all layers (transformers' `generate` as it is) runs the machine's layers on\n\
          text too, which changes the text: use loom's driver, or restrict the model to one route's layers.\n\n\
          ```sh\n\
@@ -645,6 +645,18 @@ fn readme(g: &GraftManifest, r: &GraftReport, extra: &str) -> String {
          python backends/tools/hf_check_trace.py THIS_DIR TRACE.json   # the machine's trace in transformers\n\
          ```\n{extra}",
         machine = g.machine,
+        base_layers = match &g.widened {
+            None => "unchanged".to_string(),
+            Some(w) => format!(
+                "widened (`loom graft --widen`) to hidden {}, MLP {}, {} key / {} value DeltaNet heads: the base's weights in the first rows and columns, zeros elsewhere, the text residual carried scaled by sqrt({} / {}) and every norm gain divided to match",
+                w.hidden_size, w.intermediate_size, w.linear_num_key_heads, w.linear_num_value_heads, w.hidden_size, g.base.hidden_size
+            ),
+        },
+        text_logits = if g.widened.is_some() {
+            "the base's to float rounding (the widened norms sum over more dims; `loom text-check` measures it)"
+        } else {
+            "the base's bit for bit"
+        },
         base = g.base.dir,
         bl = g.base.num_hidden_layers,
         h = g.base.hidden_size,
