@@ -387,19 +387,24 @@ impl TensorSource for InMemory<'_> {
         self.get(name).cloned()
     }
     fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError> {
-        let t = self.get(name)?;
-        if t.shape.len() != 2 {
-            return Err(CheckpointError::Shape { path: "(model in memory)".into(), name: name.into(), found: t.shape.clone(), expected: vec![0, 0] });
-        }
-        let (r, c) = (t.shape[0], t.shape[1]);
-        let mut out = vec![0f32; r * c];
-        for i in 0..r {
-            for j in 0..c {
-                out[j * r + i] = t.data[i * c + j];
-            }
-        }
-        Ok(HostTensor::new(vec![c, r], out))
+        transposed_2d(self.get(name)?, "(model in memory)", name)
     }
+}
+
+/// A 2-D tensor `[rows, cols]` (named `name`, read from `path`, for the error) transposed to `[cols, rows]`.
+/// Errors: a tensor that is not 2-D.
+pub(crate) fn transposed_2d(t: &HostTensor, path: &str, name: &str) -> Result<HostTensor, CheckpointError> {
+    if t.shape.len() != 2 {
+        return Err(CheckpointError::Shape { path: path.into(), name: name.into(), found: t.shape.clone(), expected: vec![0, 0] });
+    }
+    let (r, c) = (t.shape[0], t.shape[1]);
+    let mut out = vec![0f32; r * c];
+    for i in 0..r {
+        for j in 0..c {
+            out[j * r + i] = t.data[i * c + j];
+        }
+    }
+    Ok(HostTensor::new(vec![c, r], out))
 }
 
 /// One little-endian value of `dtype` (F32, BF16 or F16, as [`Checkpoint::bytes`] checked) as f32.

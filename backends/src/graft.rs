@@ -217,18 +217,7 @@ impl TensorSource for RouteSource<'_> {
         }
     }
     fn tensor_transposed(&self, name: &str) -> Result<HostTensor, CheckpointError> {
-        let t = self.tensor(name)?;
-        if t.shape.len() != 2 {
-            return Err(CheckpointError::Shape { path: self.ck.dir().display().to_string(), name: name.into(), found: t.shape.clone(), expected: vec![0, 0] });
-        }
-        let (r, c) = (t.shape[0], t.shape[1]);
-        let mut out = vec![0f32; r * c];
-        for i in 0..r {
-            for j in 0..c {
-                out[j * r + i] = t.data[i * c + j];
-            }
-        }
-        Ok(HostTensor::new(vec![c, r], out))
+        crate::checkpoint::transposed_2d(&self.tensor(name)?, &self.ck.dir().display().to_string(), name)
     }
 }
 
