@@ -31,6 +31,7 @@ pub enum SlotKind {
     TokClass,
     TokBit,
     TokEnd,
+    TokAfter,
     Fresh,
     Pad,
 }
@@ -154,7 +155,7 @@ fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64
     let mut last_read = vec![i64::MIN; n];
     for (i, src) in net.nodes.iter().enumerate() {
         first_write[i] = match src {
-            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd => -1,
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) => -1,
             Source::Staged { .. } => 0,
             Source::RegBit { .. } => 2,
             Source::ReadBit { read, .. } => 2 * sched.read_chunks[*read as usize][0].layer as i64,
@@ -360,6 +361,7 @@ pub fn allocate(
             Source::TokClass(_) => SlotKind::TokClass,
             Source::TokBit(_) => SlotKind::TokBit,
             Source::TokEnd => SlotKind::TokEnd,
+            Source::TokAfter(_) => SlotKind::TokAfter,
             _ => SlotKind::Fresh,
         };
         let sl = match free.pop_first() {

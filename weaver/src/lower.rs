@@ -36,6 +36,26 @@ pub struct Lower<'a> {
     pub tok_end: Sig,
 }
 
+/// Whether token `tok` leaves step position `k` open: a commit (`STEP`, an end token), an injected input token
+/// (between steps), or a token of an earlier step position that is not its step's last. Load tokens, `HALT`
+/// and later positions' tokens close it.
+pub fn leaves_open(proto: &Protocol, tok: u32, k: usize) -> bool {
+    match proto.decode(tok) {
+        Some(isa_api::Token::Step) => true,
+        Some(isa_api::Token::Value { field, end, .. }) => {
+            let f = &proto.fields[field as usize];
+            if matches!(f.role, FieldRole::In { .. }) {
+                return true;
+            }
+            if f.host_only {
+                return false;
+            }
+            end || proto.step_fields[..k].contains(&field)
+        }
+        _ => false,
+    }
+}
+
 /// Does field `f` stage a written-before bit (a memory write's first address chunk)?
 fn has_written_bit(f: &isa_api::Field) -> bool {
     matches!(f.role, FieldRole::MemAddr { chunk: 0, .. })
@@ -210,24 +230,15 @@ impl<'a> Lower<'a> {
         self.net.gate(name, &terms, 0)
     }
 
-    /// The after bits: `after[k]` is 1 when the current token leaves step position `k` open: a commit (`STEP`,
-    /// an end token), an injected input token (between steps), or a token of an earlier position that is not
-    /// its step's last. The terms are exclusive token features, so each is one layer-0 gate. The lm_head picks,
-    /// among open positions, the first whose emit bit is set (or `STEP`, or `HALT`); see `emit`.
+    /// The after bits (see [`leaves_open`]): a function of the current token alone, so each is a token feature
+    /// of the embedding (`Source::TokAfter`), not a gate. (As layer-0 gates they took two MLP units per term, 2,800
+    /// of the 2A03's 2,964 layer-0 units, and every token changed hundreds of them.) The lm_head picks, among open
+    /// positions, the first whose emit bit is set (or `STEP`, or `HALT`); see `emit`.
     fn after(&mut self) -> Result<(), WeaveError> {
         let p = self.proto;
-        let n = p.step_fields.len();
-        let end = self.tok_end;
-        let mut boundary: Vec<(Vec<(Sig, i64)>, i64, i64)> = vec![(vec![(self.class[Classes::STEP as usize], 1)], -1, 1), (vec![(end, 1)], -1, 1)];
-        for f in p.fields_where(|r| matches!(r, FieldRole::In { .. })) {
-            boundary.push((vec![(self.class[Classes::field(f) as usize], 1)], -1, 1));
-        }
-        for k in 0..n {
-            let mut terms = boundary.clone();
-            for j in 0..k {
-                terms.push((vec![(self.class[Classes::field(p.step_fields[j]) as usize], 1), (end, -1)], -1, 1));
-            }
-            let g = self.net.gate(&format!("after:{}", p.fields[p.step_fields[k] as usize].name), &terms, 0)?;
+        for k in 0..p.step_fields.len() {
+            let name = format!("after:{}", p.fields[p.step_fields[k] as usize].name);
+            let g = Sig::of(self.net.add_node(Source::TokAfter(k as u32), name));
             self.net.after.push(g);
         }
         Ok(())

@@ -52,6 +52,9 @@ pub enum Source {
     TokBit(u32),
     /// +1 when the current token is the end variant of a step field's value (it commits its step).
     TokEnd,
+    /// +1 when the current token leaves step position `k` open ([`crate::lower::leaves_open`]): the after bits,
+    /// a function of the token alone, so the embedding holds them and no layer computes them.
+    TokAfter(u32),
     /// Latest value of field `field` (bit `bit`; `bit == width` is the written-before flag of a memory write's
     /// first address chunk): layer-0 staging heads.
     Staged { field: u32, bit: u32 },

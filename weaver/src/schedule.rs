@@ -75,7 +75,7 @@ pub fn schedule(net: &Netlist, mem_rows: &[usize], const_heads: &[usize], mixers
     let rs = |ready: &Vec<u32>, s: &Sig| ready[s.node as usize];
     for (i, src) in net.nodes.iter().enumerate() {
         ready[i] = match *src {
-            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd => 0,
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) => 0,
             Source::Staged { .. } => 1,
             Source::RegBit { .. } => 3,
             Source::ReadBit { read, bit } => {

@@ -545,6 +545,8 @@ struct DeltaState {
     z_head: Vec<f32>,
     /// Scratch `[d_v]`: a writing head's v when v is computed per head (`DeltaNet::v_rows`).
     v_head: Vec<f32>,
+    /// Scratch `[2 d_v]` of [`write_head`].
+    write_scratch: Vec<f32>,
     /// Gated-norm output of every value head `[nv * d_v]`, the input of `out_proj`.
     o: Tracked,
     /// Per key head: its q or k input changed this token / its normalised q changed; per value head: its z
@@ -871,6 +873,7 @@ impl IncrementalModel {
                         head_out: vec![0.0; dv],
                         z_head: vec![0.0; dv],
                         v_head: vec![0.0; dv],
+                        write_scratch: vec![0.0; 2 * dv],
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
                         q: ProjState::new(&a.q),
@@ -1201,7 +1204,7 @@ impl IncrementalModel {
                         &ds.v_head[..]
                     }
                 };
-                if write_head(stt, kv, vh, ds.beta[hv]) {
+                if write_head(stt, kv, vh, ds.beta[hv], &mut ds.write_scratch) {
                     s_changed = true;
                     ds.bounded[hv] &= kv.iter().all(|(r, _)| stt[*r as usize * dv..(*r as usize + 1) * dv].iter().all(|e| e.abs() <= STATE_BOUND));
                 }
@@ -1209,21 +1212,24 @@ impl IncrementalModel {
             if !(first || s_changed || ds.q_changed[ki] || ds.z_dirty[hv]) {
                 continue;
             }
+            // A head whose output gate is exactly 0 everywhere (silu(z) = ±0: z = ±0 or z < -89, see
+            // `sparse::model::silu`) outputs only signed zeros when its read is finite, which its bounded
+            // state and finite norm weights guarantee; `out_proj` skips zeros of either sign (a change
+            // between them adds nothing), so +0 stands for them and the read is skipped. (With `z` per head,
+            // one entry stands for the head's `d_v` equal ones.)
+            let off = |z: &f32| *z == 0.0 || *z < -89.0;
+            let gate_off = if d.z_per_head { off(&ds.z.y.v[hv]) } else { ds.z.y.v[hv * dv..(hv + 1) * dv].iter().all(off) };
+            let gated_off = d.norm_w_finite && ds.bounded[hv] && gate_off;
+            let silent = gated_off || ds.qh[ki].is_none();
+            if silent && ds.o_zero[hv] {
+                continue; // its output is +0 everywhere already
+            }
             let zh = if d.z_per_head {
                 ds.z_head.fill(ds.z.y.v[hv]);
                 &ds.z_head[..]
             } else {
                 &ds.z.y.v[hv * dv..(hv + 1) * dv]
             };
-            // A head whose output gate is exactly 0 everywhere (silu(z) = ±0: z = ±0 or z < -89, see
-            // `sparse::model::silu`) outputs only signed zeros when its read is finite, which its bounded
-            // state and finite norm weights guarantee; `out_proj` skips zeros of either sign (a change
-            // between them adds nothing), so +0 stands for them and the read is skipped.
-            let gated_off = d.norm_w_finite && ds.bounded[hv] && zh.iter().all(|z| *z == 0.0 || *z < -89.0);
-            let silent = gated_off || ds.qh[ki].is_none();
-            if silent && ds.o_zero[hv] {
-                continue; // its output is +0 everywhere already
-            }
             o.fill(0.0);
             if let (false, Some(qv)) = (silent, &ds.qh[ki]) {
                 read_head(stt, qv, zh, &d.norm_w, eps, o);

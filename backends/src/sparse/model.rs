@@ -443,6 +443,7 @@ impl SparseModel {
         // vector is then exactly zero too: 0 * rsqrt(0 + 1e-6) = 0), which skips the head's read or write.
         let per_k = nv / nk;
         let mut out = vec![0f32; nv * dv];
+        let mut scratch = vec![0f32; 2 * dv];
         let mut qh: Vec<Option<Vec<(u32, f32)>>> = Vec::with_capacity(nk);
         let mut kh: Vec<Option<Vec<(u32, f32)>>> = Vec::with_capacity(nk);
         for i in 0..nk {
@@ -461,7 +462,7 @@ impl SparseModel {
                 st.iter_mut().for_each(|e| *e *= decay);
             }
             if let (true, Some(kv)) = (beta != 0.0, &kh[ki]) {
-                write_head(st, kv, vv, beta);
+                write_head(st, kv, vv, beta, &mut scratch);
             }
             let Some(qv) = &qh[ki] else {
                 // o = S^T 0 = 0, and the gated RMSNorm of 0 is exactly 0.
@@ -503,23 +504,28 @@ pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<(u32, f32)>> {
 
 /// The delta rule's write into one value head's state `st` `[d_k, d_v]` with key `kv` (its nonzero
 /// entries, ascending rows), value `vv` `[d_v]` and `beta`: `kv_mem = S^T k; delta = (v - kv_mem) * beta;
-/// S += k delta^T`. Returns whether any entry of `delta` is nonzero (otherwise `S` is unchanged).
-pub(crate) fn write_head(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f32) -> bool {
+/// S += k delta^T`. `scratch` holds at least `2 d_v` entries (overwritten). Returns whether any entry of
+/// `delta` is nonzero (otherwise `S` is unchanged).
+pub(crate) fn write_head(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f32, scratch: &mut [f32]) -> bool {
     let dv = vv.len();
-    let mut mem = vec![0f32; dv];
+    let (mem, delta) = scratch[..2 * dv].split_at_mut(dv);
+    mem.fill(0.0);
     for &(r, kr) in kv {
         let r = r as usize;
         for (m, sv) in mem.iter_mut().zip(&st[r * dv..(r + 1) * dv]) {
             *m += sv * kr;
         }
     }
-    let delta: Vec<f32> = vv.iter().zip(&mem).map(|(v, m)| (v - m) * beta).collect();
+    for ((d, v), m) in delta.iter_mut().zip(vv).zip(mem.iter()) {
+        *d = (v - m) * beta;
+    }
     if delta.iter().all(|d| *d == 0.0) {
         return false;
     }
+    let delta = &*delta;
     for &(r, kr) in kv {
         let r = r as usize;
-        for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(&delta) {
+        for (sv, dl) in st[r * dv..(r + 1) * dv].iter_mut().zip(delta) {
             *sv += kr * dl;
         }
     }
