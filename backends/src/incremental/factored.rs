@@ -27,6 +27,7 @@
 use std::collections::HashMap;
 
 use crate::sparse::SparseMatrix;
+use crate::sparse::model::silu;
 
 /// Pattern columns per group at most (a group's table holds `2^p` row indices).
 const MAX_PATTERN_BITS: usize = 12;
@@ -144,6 +145,292 @@ impl Group {
     }
 }
 
+/// The sign-product groups among the rows of `m` that `eligible` accepts (see the module docs), and per row
+/// whether it is in one. `None` when `m` has no row lists.
+fn find_groups(m: &SparseMatrix, eligible: &dyn Fn(u32) -> bool) -> Option<(Vec<Group>, Vec<bool>)> {
+    let rows = m.shape().0;
+    let (row_ptr, row_cols, row_vals) = m.row_lists()?;
+    let flat: Vec<(u32, f32)> = row_cols.into_iter().zip(row_vals).collect();
+    let row_entries: Vec<&[(u32, f32)]> = row_ptr.windows(2).map(|w| &flat[w[0] as usize..w[1] as usize]).collect();
+    // Rows with the same columns and magnitudes, in order of their first row.
+    let mut ids: HashMap<Vec<(u32, u32)>, usize> = HashMap::new();
+    let mut members: Vec<Vec<u32>> = Vec::new();
+    for (r, e) in row_entries.iter().enumerate() {
+        if e.is_empty() || !eligible(r as u32) || e.iter().any(|(_, w)| !w.is_finite()) {
+            continue;
+        }
+        let key: Vec<(u32, u32)> = e.iter().map(|(c, w)| (*c, w.abs().to_bits())).collect();
+        let n = ids.len();
+        let g = *ids.entry(key).or_insert(n);
+        if g == members.len() {
+            members.push(Vec::new());
+        }
+        members[g].push(r as u32);
+    }
+    let mut groups = Vec::new();
+    let mut grouped = vec![false; rows];
+    for rs in &members {
+        let e0 = &row_entries[rs[0] as usize];
+        let varies: Vec<bool> = (0..e0.len()).map(|k| rs.iter().any(|&r| row_entries[r as usize][k].1.is_sign_negative() != e0[k].1.is_sign_negative())).collect();
+        let p = varies.iter().filter(|v| **v).count();
+        if p > MAX_PATTERN_BITS || rs.len() < 1 << p {
+            continue;
+        }
+        let mut bit = vec![u8::MAX; e0.len()];
+        let mut b = 0u8;
+        for (k, v) in varies.iter().enumerate() {
+            if *v {
+                bit[k] = b;
+                b += 1;
+            }
+        }
+        let pattern_of = |r: u32| -> u32 {
+            row_entries[r as usize].iter().enumerate().filter(|(k, _)| bit[*k] != u8::MAX).fold(0, |acc, (k, (_, w))| acc | ((w.is_sign_positive() as u32) << bit[k]))
+        };
+        let mut first = vec![u32::MAX; 1 << p];
+        let rows_p: Vec<(u32, u32)> = rs.iter().map(|&r| (r, pattern_of(r))).collect();
+        for &(r, pat) in &rows_p {
+            first[pat as usize] = first[pat as usize].min(r);
+        }
+        if first.contains(&u32::MAX) {
+            continue; // not every sign pattern: the best pattern may be missing
+        }
+        for &r in rs {
+            grouped[r as usize] = true;
+        }
+        groups.push(Group {
+            cols: e0.iter().map(|(c, _)| *c).collect(),
+            mag: e0.iter().map(|(_, w)| w.abs()).collect(),
+            low: e0.iter().map(|(_, w)| low_bit(*w)).collect(),
+            bit,
+            sign: e0.iter().map(|(_, w)| if w.is_sign_negative() { -1.0 } else { 1.0 }).collect(),
+            first,
+            rows: rows_p,
+        });
+    }
+    Some((groups, grouped))
+}
+
+/// Per input column `c` of `cols`, the groups reading it: `col_groups[col_ptr[c]..col_ptr[c + 1]]`.
+fn column_index(groups: &[Group], cols: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut col_ptr = vec![0u32; cols + 1];
+    for g in groups {
+        for &c in &g.cols {
+            col_ptr[c as usize + 1] += 1;
+        }
+    }
+    for c in 0..cols {
+        col_ptr[c + 1] += col_ptr[c];
+    }
+    let mut fill = col_ptr.clone();
+    let mut col_groups = vec![0u32; col_ptr[cols] as usize];
+    for (gi, g) in groups.iter().enumerate() {
+        for &c in &g.cols {
+            col_groups[fill[c as usize] as usize] = gi as u32;
+            fill[c as usize] += 1;
+        }
+    }
+    (col_ptr, col_groups)
+}
+
+/// The groups reading any of `changed`, each once, into `list` (`mark`: per group, scratch, left all false).
+fn dirty_groups(col_ptr: &[u32], col_groups: &[u32], changed: &[u32], mark: &mut [bool], list: &mut Vec<u32>) {
+    list.clear();
+    for &c in changed {
+        let c = c as usize;
+        if c + 1 >= col_ptr.len() {
+            continue;
+        }
+        for &g in &col_groups[col_ptr[c] as usize..col_ptr[c + 1] as usize] {
+            if !mark[g as usize] {
+                mark[g as usize] = true;
+                list.push(g);
+            }
+        }
+    }
+    for &g in list.iter() {
+        mark[g as usize] = false;
+    }
+}
+
+/// One-hot rows before `silu`: the sign-product groups of a projection whose every output `y` is read only as
+/// `silu(tap · y)` (a DeltaNet query or key channel with no conv history, tap `> 0`), kept out of the
+/// projection and computed by group.
+///
+/// A woven query or key is the one-hot of address bits: the `2^p` rows of a block are `256·(Σ_j ±x_j -
+/// (p-1))`, one per sign pattern, and an address bit that changes changes all of them, though only two
+/// outputs change (the old and the new matching row; every other row's `silu` is exactly `-0`). Under the
+/// exactness check of [`Group`] (every term a multiple of `2^q`, the rows' `Σ |w x|` within `2^(24+q)`, so
+/// every row's sum is its exact real value in any order) and with no zero input among the pattern columns,
+/// the best rows are those whose signs agree with the inputs (a pattern may repeat, as often for every
+/// pattern), and every other row is at most `y* - 2·min_j |w_j x_j|`. When `tap` times that is below `-90`, every other row's `silu(tap · y)` is
+/// exactly `-0` (below `-89`; [`crate::sparse::model::silu`]), so only the best row is computed (in the full
+/// product's order, so its value is the full product's bit for bit). Otherwise every row of the group is
+/// computed as the full product computes it. The outputs equal the full computation's bit for bit.
+#[derive(Clone, Debug)]
+pub struct SiluGroups {
+    groups: Vec<Group>,
+    /// Per group: the tap of its rows (equal for all of them).
+    tap: Vec<f32>,
+    /// Per group, per sign pattern: the rows holding it (a query read by several key heads repeats them).
+    by_pattern: Vec<Vec<Vec<u32>>>,
+    col_ptr: Vec<u32>,
+    col_groups: Vec<u32>,
+    /// Per row of the matrix: it is in a group (the projection keeps the other rows).
+    pub grouped: Vec<bool>,
+}
+
+/// Per sequence: per group, the rows whose output is not `-0`.
+#[derive(Clone, Debug, Default)]
+pub struct SiluGroupsState {
+    live: Vec<Vec<(u32, f32)>>,
+    fresh: bool,
+    mark: Vec<bool>,
+    dirty: Vec<u32>,
+    scratch: Vec<(u32, f32)>,
+}
+
+impl SiluGroups {
+    /// The groups of `m`'s rows that `eligible` accepts, with at least 2 pattern columns, as many rows for
+    /// every sign pattern and one tap (`tap[row]`, finite and `> 0`) for all rows; `None` when there are none.
+    pub fn find(m: &SparseMatrix, tap: &[f32], eligible: &dyn Fn(u32) -> bool) -> Option<Self> {
+        let ok = |r: u32| eligible(r) && tap[r as usize].is_finite() && tap[r as usize] > 0.0;
+        let (all, _) = find_groups(m, &ok)?;
+        let mut groups = Vec::new();
+        let mut taps = Vec::new();
+        let mut by_pattern = Vec::new();
+        let mut grouped = vec![false; m.shape().0];
+        for g in all {
+            let p = g.first.len().trailing_zeros();
+            let t = tap[g.rows[0].0 as usize];
+            let mut rows_of = vec![Vec::new(); g.first.len()];
+            for &(r, pat) in &g.rows {
+                rows_of[pat as usize].push(r);
+            }
+            let even = rows_of.iter().all(|v| v.len() == rows_of[0].len());
+            if p < 2 || !even || g.rows.iter().any(|(r, _)| tap[*r as usize].to_bits() != t.to_bits()) {
+                continue;
+            }
+            by_pattern.push(rows_of);
+            for (r, _) in &g.rows {
+                grouped[*r as usize] = true;
+            }
+            groups.push(g);
+            taps.push(t);
+        }
+        if groups.is_empty() {
+            return None;
+        }
+        let (col_ptr, col_groups) = column_index(&groups, m.shape().1);
+        Some(Self { groups, tap: taps, by_pattern, col_ptr, col_groups, grouped })
+    }
+
+    /// `m` without the grouped rows (the same shape; those rows empty).
+    pub fn plain(&self, m: &SparseMatrix) -> SparseMatrix {
+        let (ptr, idx, vals) = m.csc().expect("CSC");
+        let (rows, cols) = m.shape();
+        let (mut pp, mut pi, mut pv) = (vec![0u32], Vec::new(), Vec::new());
+        for c in 0..cols {
+            for p in ptr[c] as usize..ptr[c + 1] as usize {
+                if !self.grouped[idx[p] as usize] {
+                    pi.push(idx[p]);
+                    pv.push(vals[p]);
+                }
+            }
+            pp.push(pi.len() as u32);
+        }
+        SparseMatrix::from_csc(rows, cols, pp, pi, pv)
+    }
+
+    /// The rows of group `g` whose `silu(tap · y)` is not `-0`, with that value, into `out`. Counts the
+    /// weights multiplied.
+    fn eval(&self, g: usize, x: &[f32], out: &mut Vec<(u32, f32)>, weights: &mut u64) {
+        let gr = &self.groups[g];
+        let tap = self.tap[g];
+        let act = |y: f32| {
+            let acc = tap * y;
+            if acc == 0.0 { 0.0 } else { silu(acc) }
+        };
+        out.clear();
+        let (mut pattern, mut zeros) = (0u32, false);
+        let (mut bound, mut q, mut min_term) = (0f64, i32::MAX, f64::INFINITY);
+        let mut finite = true;
+        for (k, &c) in gr.cols.iter().enumerate() {
+            let xv = x[c as usize];
+            finite &= xv.is_finite();
+            if xv == 0.0 {
+                zeros |= gr.bit[k] != u8::MAX;
+                continue;
+            }
+            let term = gr.mag[k] as f64 * xv.abs() as f64;
+            if gr.bit[k] != u8::MAX {
+                if xv > 0.0 {
+                    pattern |= 1 << gr.bit[k];
+                }
+                min_term = min_term.min(term);
+            }
+            bound += term;
+            q = q.min(gr.low[k] + low_bit(xv));
+        }
+        *weights += gr.cols.len() as u64;
+        let exact = finite && (q == i32::MAX || bound <= 2f64.powi(24 + q.max(-1000)));
+        if exact && !zeros {
+            let y = gr.logit(pattern, x);
+            if (tap as f64) * (y as f64 - 2.0 * min_term) < -90.0 {
+                let a = act(y);
+                if a.to_bits() != QUIET.to_bits() {
+                    out.extend(self.by_pattern[g][pattern as usize].iter().map(|r| (*r, a)));
+                }
+                return;
+            }
+        }
+        *weights += (gr.cols.len() * gr.rows.len()) as u64;
+        for &(r, p) in &gr.rows {
+            let a = act(gr.logit(p, x));
+            if a.to_bits() != QUIET.to_bits() {
+                out.push((r, a));
+            }
+        }
+    }
+
+    /// Bring the outputs `act` of every group reading a changed input (`changed`; every group at the first
+    /// token) up to date with input `x`.
+    pub fn update(&self, st: &mut SiluGroupsState, x: &[f32], changed: &[u32], first: bool, act: &mut crate::incremental::tracked::Tracked, weights: &mut u64) {
+        if first || !st.fresh {
+            st.live = vec![Vec::new(); self.groups.len()];
+            st.mark = vec![false; self.groups.len()];
+            for g in 0..self.groups.len() {
+                let mut out = Vec::new();
+                self.eval(g, x, &mut out, weights);
+                for &(r, _) in &self.groups[g].rows {
+                    act.set(r as usize, out.iter().find(|(o, _)| *o == r).map_or(QUIET, |(_, a)| *a));
+                }
+                st.live[g] = out;
+            }
+            st.fresh = true;
+            return;
+        }
+        dirty_groups(&self.col_ptr, &self.col_groups, changed, &mut st.mark, &mut st.dirty);
+        for i in 0..st.dirty.len() {
+            let g = st.dirty[i] as usize;
+            let mut out = std::mem::take(&mut st.scratch);
+            self.eval(g, x, &mut out, weights);
+            for &(r, _) in &st.live[g] {
+                if !out.iter().any(|(o, _)| *o == r) {
+                    act.set(r as usize, QUIET);
+                }
+            }
+            for &(r, a) in &out {
+                act.set(r as usize, a);
+            }
+            st.scratch = std::mem::replace(&mut st.live[g], out);
+        }
+    }
+}
+
+/// What `silu` gives below -89: the output of every row but the best.
+const QUIET: f32 = -0.0;
+
 /// An lm_head `[vocab, hidden]` split into sign-product groups and plain rows (see the module docs).
 #[derive(Clone, Debug)]
 pub struct FactoredHead {
@@ -165,87 +452,12 @@ impl FactoredHead {
         if m.nnz() == 0 {
             return None;
         }
-        let (row_ptr, row_cols, row_vals) = m.row_lists()?;
-        let flat: Vec<(u32, f32)> = row_cols.into_iter().zip(row_vals).collect();
-        let row_entries: Vec<&[(u32, f32)]> = row_ptr.windows(2).map(|w| &flat[w[0] as usize..w[1] as usize]).collect();
-        // Rows with the same columns and magnitudes, in order of their first row.
-        let mut ids: HashMap<Vec<(u32, u32)>, usize> = HashMap::new();
-        let mut members: Vec<Vec<u32>> = Vec::new();
-        for (r, e) in row_entries.iter().enumerate() {
-            if e.is_empty() || e.iter().any(|(_, w)| !w.is_finite()) {
-                continue;
-            }
-            let key: Vec<(u32, u32)> = e.iter().map(|(c, w)| (*c, w.abs().to_bits())).collect();
-            let n = ids.len();
-            let g = *ids.entry(key).or_insert(n);
-            if g == members.len() {
-                members.push(Vec::new());
-            }
-            members[g].push(r as u32);
-        }
-        let mut groups = Vec::new();
-        let mut grouped = vec![false; rows];
-        let mut grouped_nnz = 0usize;
-        for rs in &members {
-            let e0 = &row_entries[rs[0] as usize];
-            let varies: Vec<bool> = (0..e0.len()).map(|k| rs.iter().any(|&r| row_entries[r as usize][k].1.is_sign_negative() != e0[k].1.is_sign_negative())).collect();
-            let p = varies.iter().filter(|v| **v).count();
-            if p > MAX_PATTERN_BITS || rs.len() < 1 << p {
-                continue;
-            }
-            let mut bit = vec![u8::MAX; e0.len()];
-            let mut b = 0u8;
-            for (k, v) in varies.iter().enumerate() {
-                if *v {
-                    bit[k] = b;
-                    b += 1;
-                }
-            }
-            let pattern_of = |r: u32| -> u32 {
-                row_entries[r as usize].iter().enumerate().filter(|(k, _)| bit[*k] != u8::MAX).fold(0, |acc, (k, (_, w))| acc | ((w.is_sign_positive() as u32) << bit[k]))
-            };
-            let mut first = vec![u32::MAX; 1 << p];
-            let rows_p: Vec<(u32, u32)> = rs.iter().map(|&r| (r, pattern_of(r))).collect();
-            for &(r, pat) in &rows_p {
-                first[pat as usize] = first[pat as usize].min(r);
-            }
-            if first.contains(&u32::MAX) {
-                continue; // not every sign pattern: the best pattern may be missing
-            }
-            for &r in rs {
-                grouped[r as usize] = true;
-            }
-            grouped_nnz += e0.len() * rs.len();
-            groups.push(Group {
-                cols: e0.iter().map(|(c, _)| *c).collect(),
-                mag: e0.iter().map(|(_, w)| w.abs()).collect(),
-                low: e0.iter().map(|(_, w)| low_bit(*w)).collect(),
-                bit,
-                sign: e0.iter().map(|(_, w)| if w.is_sign_negative() { -1.0 } else { 1.0 }).collect(),
-                first,
-                rows: rows_p,
-            });
-        }
+        let (groups, grouped) = find_groups(m, &|_| true)?;
+        let grouped_nnz: usize = groups.iter().map(|g| g.cols.len() * g.rows.len()).sum();
         if (grouped_nnz as f64) < WORTH * m.nnz() as f64 {
             return None;
         }
-        let mut col_ptr = vec![0u32; cols + 1];
-        for g in &groups {
-            for &c in &g.cols {
-                col_ptr[c as usize + 1] += 1;
-            }
-        }
-        for c in 0..cols {
-            col_ptr[c + 1] += col_ptr[c];
-        }
-        let mut fill = col_ptr.clone();
-        let mut col_groups = vec![0u32; col_ptr[cols] as usize];
-        for (gi, g) in groups.iter().enumerate() {
-            for &c in &g.cols {
-                col_groups[fill[c as usize] as usize] = gi as u32;
-                fill[c as usize] += 1;
-            }
-        }
+        let (col_ptr, col_groups) = column_index(&groups, cols);
         // The plain rows as their own CSC matrix (local row k is row plain[k]).
         let plain: Vec<u32> = (0..rows as u32).filter(|r| !grouped[*r as usize]).collect();
         let mut local = vec![u32::MAX; rows];
@@ -428,6 +640,72 @@ mod tests {
             }
             assert_eq!(want.1, crate::sparse::argmax(&full), "step {step}: x {x:?} logits {full:?}");
             assert_eq!(want.0, full[want.1 as usize], "step {step}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod silu_group_tests {
+    use super::*;
+    use crate::incremental::tracked::Tracked;
+    use crate::tensor::HostTensor;
+
+    /// A woven-style one-hot query (3 address bits, every pattern twice, a bias column) beside a plain row;
+    /// random ±1 and odd inputs: the grouped outputs equal `silu(tap · (W x))` bit for bit at every step.
+    #[test]
+    fn grouped_outputs_equal_the_full_product() {
+        let hidden = 6;
+        let mut rows: Vec<Vec<f32>> = Vec::new();
+        for rep in 0..2 {
+            for v in 0..8 {
+                let mut r = vec![0.0; hidden];
+                for j in 0..3 {
+                    r[j + 1] = if v >> j & 1 == 1 { 256.0 } else { -256.0 };
+                }
+                r[0] = -512.0; // bias on the constant column: 256·(Σ ±x - 2)
+                let _ = rep;
+                rows.push(r);
+            }
+        }
+        rows.push(vec![0.0, 0.5, 0.0, 0.0, 1.0, 2.0]); // plain
+        let n = rows.len();
+        let m = SparseMatrix::from_dense(&HostTensor::new(vec![n, hidden], rows.concat()));
+        let tap = vec![1.0f32; n];
+        let g = SiluGroups::find(&m, &tap, &|_| true).expect("a group");
+        assert_eq!(g.grouped.iter().filter(|x| **x).count(), 16);
+        let mut st = SiluGroupsState::default();
+        let mut act = Tracked::zeros(n);
+        let mut x = vec![1f32, 1.0, -1.0, 1.0, -1.0, 1.0];
+        let mut seed = 11u64;
+        let mut w = 0u64;
+        for step in 0..2000 {
+            let mut changed = Vec::new();
+            if step > 0 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let j = 1 + (seed % 5) as usize;
+                x[j] = match (seed >> 8) % 7 {
+                    0 => 0.0,
+                    1 => 0.5,
+                    2 => 3.0,
+                    3 | 4 => -1.0,
+                    _ => 1.0,
+                };
+                changed.push(j as u32);
+            }
+            act.begin();
+            g.update(&mut st, &x, &changed, step == 0, &mut act, &mut w);
+            act.finish();
+            let y = m.matvec(&x);
+            for r in 0..n {
+                if !g.grouped[r] {
+                    continue;
+                }
+                let acc = y[r];
+                let want = if acc == 0.0 { 0.0 } else { silu(acc) };
+                assert_eq!(act.v[r].to_bits(), want.to_bits(), "step {step}, row {r}, x {x:?}");
+            }
         }
     }
 }

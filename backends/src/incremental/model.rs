@@ -2,7 +2,7 @@
 //! activations and caches.
 
 use super::classes::RowClasses;
-use super::factored::{FactoredHead, FactoredState};
+use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
@@ -24,6 +24,18 @@ struct Projection {
     /// Per column: it holds a nonzero. Changes of the other inputs are ignored, and their values left out
     /// of the input's grid (they meet no weight).
     used: Vec<bool>,
+    /// The output feeds only `silu` (an MLP's `gate_proj`): a row whose old and new values are both below
+    /// [`SILU_ZERO_BELOW`] (where `silu` is exactly `-0`) is updated but not reported as changed.
+    silu_input: bool,
+}
+
+/// `silu(x)` is exactly `-0` for every `x` below this (`sparse::model::silu`): a change between two such values
+/// changes nothing after `silu`.
+const SILU_ZERO_BELOW: f32 = -89.0;
+
+#[inline(always)]
+fn silu_quiet(x: f32) -> bool {
+    x < SILU_ZERO_BELOW
 }
 
 /// Per column of a CSC matrix: the largest `|w|`.
@@ -117,7 +129,13 @@ impl Projection {
         });
         let (ptr, _, _) = m.csc().expect("CSC");
         let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
-        Self { m, exp, col_max, classes, used }
+        Self { m, exp, col_max, classes, used, silu_input: false }
+    }
+
+    /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::silu_input`).
+    fn feeding_silu(mut self) -> Self {
+        self.silu_input = true;
+        self
     }
 
     fn rows(&self) -> usize {
@@ -156,15 +174,23 @@ impl Projection {
                     if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, lim, lim / 2.0, n) {
                         e.y.finish();
                         let nc = rc.classes;
+                        let quiet = self.silu_input;
+                        let put = |y: &mut Tracked, r: usize, v: f32| {
+                            if quiet && silu_quiet(v) && silu_quiet(y.v[r]) {
+                                y.set_quietly(r, v);
+                            } else {
+                                y.set(r, v);
+                            }
+                        };
                         for &k in e.y.ch() {
                             let k = k as usize;
                             if k < nc {
                                 for &r in rc.rows_of(k) {
-                                    st.y.set(r as usize, e.y.v[k] + e.y.v[nc + r as usize]);
+                                    put(&mut st.y, r as usize, e.y.v[k] + e.y.v[nc + r as usize]);
                                 }
                             } else {
                                 let r = k - nc;
-                                st.y.set(r, e.y.v[rc.class_of[r] as usize] + e.y.v[k]);
+                                put(&mut st.y, r, e.y.v[rc.class_of[r] as usize] + e.y.v[k]);
                             }
                         }
                         st.y.finish_single_writes();
@@ -177,7 +203,11 @@ impl Projection {
                 }
                 _ => {
                     if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, lim, lim, n) {
-                        st.y.finish();
+                        if self.silu_input {
+                            st.y.finish_except(silu_quiet);
+                        } else {
+                            st.y.finish();
+                        }
                         n.incremental_products += 1;
                         return;
                     }
@@ -360,6 +390,8 @@ struct DeltaNet {
     /// Conv channels with a nonzero `in_proj_qkv` row and a nonzero tap before the current one: their
     /// output depends on the window, so they are recomputed every token.
     history: Vec<u32>,
+    /// One-hot query and key rows, computed by group and kept out of `qkv` (see [`SiluGroups`]).
+    onehot: Option<SiluGroups>,
     has_history: Vec<bool>,
     dt_bias: Vec<f32>,
     /// `-exp(A_log)` per value head.
@@ -547,6 +579,8 @@ struct DeltaState {
     v_head: Vec<f32>,
     /// Scratch `[2 d_v]` of [`write_head`].
     write_scratch: Vec<f32>,
+    /// The one-hot query and key groups' live rows (`DeltaNet::onehot`).
+    onehot: SiluGroupsState,
     /// Gated-norm output of every value head `[nv * d_v]`, the input of `out_proj`.
     o: Tracked,
     /// Per key head: its q or k input changed this token / its normalised q changed; per value head: its z
@@ -746,6 +780,12 @@ impl IncrementalModel {
                     let k = cfg.linear_conv_kernel_dim;
                     let has_history = conv_history(&conv, k);
                     let key_dim = cfg.linear_num_key_heads * cfg.linear_key_head_dim;
+                    let last_tap: Vec<f32> = conv.chunks_exact(k).map(|w| w[k - 1]).collect();
+                    let onehot = SiluGroups::find(&qkv_full, &last_tap, &|r| (r as usize) < 2 * key_dim && !has_history[r as usize]);
+                    let qkv_full = match &onehot {
+                        Some(g) => g.plain(&qkv_full),
+                        None => qkv_full,
+                    };
                     let (qkv, v_rows) = if has_history[2 * key_dim..].iter().any(|h| *h) {
                         (Projection::from_matrix(qkv_full), None)
                     } else {
@@ -767,7 +807,8 @@ impl IncrementalModel {
                         b: proj(&format!("{a}.in_proj_b.weight"))?,
                         a: proj(&format!("{a}.in_proj_a.weight"))?,
                         out: proj(&format!("{a}.out_proj.weight"))?,
-                        last_tap: conv.chunks_exact(k).map(|w| w[k - 1]).collect(),
+                        last_tap,
+                        onehot,
                         conv,
                         history,
                         has_history,
@@ -793,7 +834,7 @@ impl IncrementalModel {
                 input_norm: one_plus(&format!("{p}.input_layernorm.weight"))?,
                 post_norm: one_plus(&format!("{p}.post_attention_layernorm.weight"))?,
                 mixer,
-                gate: proj(&format!("{p}.mlp.gate_proj.weight"))?,
+                gate: proj(&format!("{p}.mlp.gate_proj.weight"))?.feeding_silu(),
                 up: proj(&format!("{p}.mlp.up_proj.weight"))?,
                 down: proj(&format!("{p}.mlp.down_proj.weight"))?,
             });
@@ -874,6 +915,7 @@ impl IncrementalModel {
                         z_head: vec![0.0; dv],
                         v_head: vec![0.0; dv],
                         write_scratch: vec![0.0; 2 * dv],
+                        onehot: SiluGroupsState::default(),
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
                         q: ProjState::new(&a.q),
@@ -1018,7 +1060,7 @@ impl IncrementalModel {
             ls.norm1.update(h_in, &layer.input_norm, eps, first);
             let mixed: &Tracked = match (&layer.mixer, &mut ls.mixer) {
                 (Mixer::Linear(d), MixerState::Linear(ds)) => {
-                    if d.qkv.m.nnz() == 0 {
+                    if d.qkv.m.nnz() == 0 && d.onehot.is_none() {
                         // q, k and v are exactly 0 at every position: the mixer adds exactly 0.
                         &st.zero
                     } else {
@@ -1070,8 +1112,9 @@ impl IncrementalModel {
             if acc == 0.0 { 0.0 } else { silu(acc) }
         };
         if first {
+            let grouped = |ch: usize| d.onehot.as_ref().is_some_and(|g| g.grouped[ch]);
             for ch in 0..mixed.v.len() {
-                if !d.has_history[ch] {
+                if !d.has_history[ch] && !grouped(ch) {
                     ds.act.set(ch, last_tap(ch));
                 }
             }
@@ -1094,6 +1137,9 @@ impl IncrementalModel {
             ds.act.set(ch, if acc == 0.0 { 0.0 } else { silu(acc) });
             win.rotate_left(1);
             win[kk - 2] = mixed.v[ch];
+        }
+        if let Some(g) = &d.onehot {
+            g.update(&mut ds.onehot, &x.v, x.ch(), first, &mut ds.act, &mut n.weights_read);
         }
         ds.act.finish_single_writes();
         // Which heads' inputs changed.

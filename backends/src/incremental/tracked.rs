@@ -118,6 +118,29 @@ impl Tracked {
         self.len = k;
     }
 
+    /// [`Self::finish`], also forgetting the changes where both the old and the new value are `quiet` (their
+    /// consumer maps every quiet value to the same output, so for it nothing changed). The values stay exact.
+    pub fn finish_except(&mut self, quiet: impl Fn(f32) -> bool) {
+        let mut k = 0;
+        for j in 0..self.len {
+            let i = self.ch[j] as usize;
+            let (o, v) = (self.old[j], self.v[i]);
+            if v.to_bits() != o.to_bits() && !(quiet(o) && quiet(v)) {
+                self.ch[k] = self.ch[j];
+                self.old[k] = o;
+                k += 1;
+            }
+        }
+        self.len = k;
+    }
+
+    /// Write entry `i` without recording it as a change (the caller's consumer cannot tell the old value from
+    /// the new one; see [`Self::finish_except`]).
+    #[inline(always)]
+    pub fn set_quietly(&mut self, i: usize, x: f32) {
+        self.v[i] = x;
+    }
+
     /// End a token's writes when every entry written this token was written its final value (an entry
     /// written twice got the same value both times, as in a stage that computes each output from its inputs):
     /// then every recorded entry is a real change, and there is nothing to filter. Debug builds check it.
