@@ -84,6 +84,8 @@ struct NesRun {
     instructions: u64,
     tokens: Option<usize>,
     secs: f64,
+    /// The network CPU's decode time by token kind.
+    token_times: Option<crate::run::TokenTimes>,
     hashes: Vec<(u64, u64)>,
     audio_hash: u64,
     samples: u64,
@@ -108,6 +110,8 @@ impl NesRun {
             "frames_hash": format!("{:016x}", fnv1a(self.hashes.iter().flat_map(|h| h.1.to_le_bytes()))),
             "audio_samples": self.samples,
             "audio_hash": format!("{:016x}", self.audio_hash),
+            "tokens_per_instruction": self.tokens.map(|t| t as f64 / self.instructions.max(1) as f64),
+            "token_times": self.token_times.map(|t| t.json()),
         })
     }
 }
@@ -342,6 +346,7 @@ fn run_reference(job: Job) -> Result<NesRun> {
         frames: nes.board.frames_finished(),
         instructions: nes.instructions,
         tokens: None,
+        token_times: None,
         secs,
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
@@ -380,6 +385,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         instructions: r.instructions,
         tokens: Some(r.tokens()),
         secs: r.secs,
+        token_times: Some(r.token_times),
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
         samples: rb.sample_count,

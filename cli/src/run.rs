@@ -294,6 +294,45 @@ pub(crate) struct RunResult {
     pub counters: Vec<(&'static str, u64)>,
     /// Frames of a declared display, one per tick.
     pub frames: Vec<isa_api::devices::Frame>,
+    /// Where the decode time went, by the kind of token fed (see [`TokenTimes`]).
+    pub token_times: TokenTimes,
+}
+
+/// Tokens fed and seconds spent in the executor, by kind: a *commit* (`STEP` or an end token: the forward pass
+/// that computes the next machine step), a *field* token (a step's other fields: emitting what the step
+/// computed), an *input* (a host injection) and a *prompt* token (program loads). A commit costs several
+/// field tokens, so this is where a machine's time goes. One clock read per token.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TokenTimes {
+    pub commit: (u64, f64),
+    pub field: (u64, f64),
+    pub input: (u64, f64),
+    pub prompt: (u64, f64),
+}
+
+impl TokenTimes {
+    /// Per kind: tokens, seconds and microseconds per token.
+    pub fn json(&self) -> serde_json::Value {
+        let k = |(n, s): (u64, f64)| serde_json::json!({ "tokens": n, "seconds": s, "us_per_token": if n > 0 { s / n as f64 * 1e6 } else { 0.0 } });
+        serde_json::json!({ "commit": k(self.commit), "field": k(self.field), "input": k(self.input), "prompt": k(self.prompt) })
+    }
+}
+
+/// Per token id: 0 commit, 1 field, 2 input, 3 prompt (a load) or outside the protocol.
+fn token_kinds(proto: &isa_api::Protocol) -> Vec<u8> {
+    use isa_api::protocol::Token;
+    (0..proto.vocab_size)
+        .map(|t| match proto.decode(t) {
+            Some(Token::Step) => 0,
+            Some(Token::Value { end: true, .. }) => 0,
+            Some(Token::Value { field, .. }) => match proto.fields[field as usize].role {
+                isa_api::FieldRole::In { .. } => 2,
+                isa_api::FieldRole::LoadAddr { .. } | isa_api::FieldRole::LoadData { .. } => 3,
+                _ => 1,
+            },
+            _ => 3,
+        })
+        .collect()
 }
 
 impl RunResult {
@@ -367,6 +406,8 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     };
     let t1 = Instant::now();
     let mut generated = 0usize;
+    let kinds = token_kinds(&l.protocol);
+    let mut times = [(0u64, 0f64); 4];
     let out = host::run_io_until(
         &l.protocol,
         &prompt,
@@ -377,7 +418,12 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
                 skip -= 1;
                 return Ok(preloaded_next);
             }
-            session.step_argmax(t)
+            let t0 = Instant::now();
+            let next = session.step_argmax(t);
+            let k = kinds.get(t as usize).copied().unwrap_or(3) as usize;
+            times[k].0 += 1;
+            times[k].1 += t0.elapsed().as_secs_f64();
+            next
         },
         |ev| match ev {
             Event::Token { .. } => generated += 1,
@@ -418,7 +464,8 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let _ = std::io::stdout().flush();
     let counters = session.counters();
     let frames = d.take_frames();
-    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames })
+    let token_times = TokenTimes { commit: times[0], field: times[1], input: times[2], prompt: times[3] };
+    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames, token_times })
 }
 
 /// The frame outputs and keys of `--gif`, `--out`, `--frames`, `--keys`, checked against the devices the
@@ -557,6 +604,7 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             "peak_rss_bytes": crate::bench::proc_status_bytes("VmHWM:"),
         });
         let mut figures = figures;
+        figures["token_times"] = r.token_times.json();
         if !r.counters.is_empty() {
             figures["executor_counters"] = r.counters.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
         }

@@ -96,6 +96,11 @@ pub struct Head {
 #[derive(Clone, Debug, Default)]
 pub struct LayerAlloc {
     pub units: Vec<Unit>,
+    /// Terms and offsets computed by another unit of the layer: `(u, unit)` means unit `u`'s gate and up rows
+    /// are those `unit` would have (the same linear form, bias and half, or both constant), so `u` also writes
+    /// `unit`'s output into its gate's slot (down_proj only). A lookup's entries repeat across its output bits,
+    /// and every gate's offset is the same constant unit.
+    pub shared: Vec<(u32, Unit)>,
     pub heads: Vec<Head>,
     /// Key-head groups: group `g` is key head `g`; its value heads are `g * R + j` for the listed heads
     /// (indices into `heads`, which share the group's key and query), `R = value_heads / key_heads`.
@@ -211,16 +216,34 @@ pub fn allocate(
 ) -> Result<Allocation, WeaveError> {
     let nl = sched.num_layers;
     let mut layers = vec![LayerAlloc::default(); nl];
-    // MLP units.
+    // MLP units: one per distinct gate row (see `LayerAlloc::shared`).
+    let mut term_unit: Vec<std::collections::HashMap<(&[(u32, i64)], i64, u8), u32>> = vec![Default::default(); nl];
+    let mut offset_unit: Vec<Option<u32>> = vec![None; nl];
     for (g, gate) in net.gates.iter().enumerate() {
         let l = (sched.gate_sublayer[g] / 2) as usize;
-        for t in 0..gate.terms.len() {
+        for (t, term) in gate.terms.iter().enumerate() {
             for half in 0..2 {
-                layers[l].units.push(Unit::Term { gate: g as u32, term: t as u32, half });
+                let unit = Unit::Term { gate: g as u32, term: t as u32, half };
+                let la = &mut layers[l];
+                match term_unit[l].entry((&term.lin[..], term.bias, half)) {
+                    std::collections::hash_map::Entry::Occupied(e) => la.shared.push((*e.get(), unit)),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(la.units.len() as u32);
+                        la.units.push(unit);
+                    }
+                }
             }
         }
         if gate.offset != 0 {
-            layers[l].units.push(Unit::Offset { gate: g as u32 });
+            let unit = Unit::Offset { gate: g as u32 };
+            let la = &mut layers[l];
+            match offset_unit[l] {
+                Some(u) => la.shared.push((u, unit)),
+                None => {
+                    offset_unit[l] = Some(la.units.len() as u32);
+                    la.units.push(unit);
+                }
+            }
         }
     }
     // Staging heads (layer 0): one per field.

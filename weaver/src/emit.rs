@@ -125,6 +125,22 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                     }
                 }
             }
+            // Units that also compute another gate's term or offset: its output into that gate's slot too.
+            for &(u, unit) in &la.shared {
+                let u = u as usize;
+                match unit {
+                    Unit::Term { gate: gi, term, half } => {
+                        let ys = a.slot_of[gate_node[gi as usize] as usize];
+                        let s = if half == 0 { 1.0 } else { -1.0 };
+                        *down.at2_mut(ys, u) += s * 2.0 * net.gates[gi as usize].terms[term as usize].sign as f32 / K_MLP;
+                    }
+                    Unit::Offset { gate: gi } => {
+                        let ys = a.slot_of[gate_node[gi as usize] as usize];
+                        *down.at2_mut(ys, u) += 2.0 * net.gates[gi as usize].offset as f32 / K_MLP;
+                    }
+                    Unit::Reset { .. } => unreachable!("resets are never shared"),
+                }
+            }
             w.insert(format!("{p}.mlp.gate_proj.weight"), gate);
             w.insert(format!("{p}.mlp.up_proj.weight"), up);
             w.insert(format!("{p}.mlp.down_proj.weight"), down);

@@ -71,7 +71,7 @@ pub fn allocation_dump(net: &Netlist, a: &Allocation) -> String {
         }
     }
     for (l, la) in a.layers.iter().enumerate() {
-        s.push_str(&format!("# layer {l}: {} MLP units, {} DeltaNet heads\n", la.units.len(), la.heads.len()));
+        s.push_str(&format!("# layer {l}: {} MLP units ({} terms or offsets shared with another gate's unit), {} DeltaNet heads\n", la.units.len(), la.shared.len(), la.heads.len()));
         for (h, hd) in la.heads.iter().enumerate() {
             let k = match &hd.key {
                 KeySrc::Const => "const key".to_string(),
