@@ -302,19 +302,22 @@ impl NormState {
         self.x.begin();
         let mut full = first || !self.grid.exact();
         if !full {
+            // A sign flip (a woven ±1 slot) keeps the entry on the grid and its square: it changes neither.
+            let mut ss = self.ss;
             for (k, &i) in h.ch().iter().enumerate() {
-                self.grid.update(h.old()[k], h.v[i as usize]);
+                let (o, v) = (h.old()[k], h.v[i as usize]);
+                if (o.to_bits() ^ v.to_bits()) != 1 << 31 {
+                    self.grid.update(o, v);
+                    ss = ss - o * o + v * v;
+                }
             }
             full = !self.grid.exact();
+            // On the grid every partial sum of squares is exact, so skipping `- a + a` changes no bit.
+            self.ss = ss;
         }
         if full {
             self.ss = h.v.iter().map(|v| v * v).sum::<f32>();
             self.grid.calibrate(&h.v, squares_cap(n));
-        } else {
-            for (k, &i) in h.ch().iter().enumerate() {
-                let (o, v) = (h.old()[k], h.v[i as usize]);
-                self.ss = self.ss - o * o + v * v;
-            }
         }
         let r = 1.0 / (self.ss / n as f32 + eps).sqrt();
         if first || r.to_bits() != self.r.to_bits() {
