@@ -238,9 +238,6 @@ fn dirty_groups(col_ptr: &[u32], col_groups: &[u32], changed: &[u32], mark: &mut
     list.clear();
     for &c in changed {
         let c = c as usize;
-        if c + 1 >= col_ptr.len() {
-            continue;
-        }
         for &g in &col_groups[col_ptr[c] as usize..col_ptr[c + 1] as usize] {
             if !mark[g as usize] {
                 mark[g as usize] = true;
@@ -523,19 +520,9 @@ impl FactoredHead {
             st.dirty = vec![false; self.groups.len()];
             st.fresh = true;
         } else {
-            st.dirty_list.clear();
-            for &c in changed {
-                let c = c as usize;
-                for &g in &self.col_groups[self.col_ptr[c] as usize..self.col_ptr[c + 1] as usize] {
-                    if !st.dirty[g as usize] {
-                        st.dirty[g as usize] = true;
-                        st.dirty_list.push(g);
-                    }
-                }
-            }
+            dirty_groups(&self.col_ptr, &self.col_groups, changed, &mut st.dirty, &mut st.dirty_list);
             let mut nan = false;
             for &g in &st.dirty_list {
-                st.dirty[g as usize] = false;
                 match self.groups[g as usize].best(x, weights) {
                     Some(b) => st.best[g as usize] = b,
                     None => nan = true,
