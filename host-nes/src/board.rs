@@ -34,7 +34,6 @@ pub struct Board {
     pub ppu: Ppu,
     pub apu: Apu,
     pub pads: [Pad; 2],
-    pub cart: Cartridge,
     input: InputSchedule,
     live: LiveButtons,
     /// CPU cycles the devices have run.
@@ -51,12 +50,11 @@ pub struct Board {
 impl Board {
     /// The board at power-on with `cart` and the buttons of `input`.
     pub fn new(cart: Cartridge, input: InputSchedule) -> Self {
-        let ppu = Ppu::new(&cart);
+        let ppu = Ppu::new(cart);
         let mut b = Board {
             ppu,
             apu: Apu::new(),
             pads: [Pad::default(), Pad::default()],
-            cart,
             input,
             live: LiveButtons::default(),
             cycle: 0,
@@ -102,7 +100,7 @@ impl Board {
     /// Run the devices up to CPU cycle `cycle` (nothing when they are there already).
     pub fn run_to(&mut self, cycle: u64) {
         while self.cycle < cycle {
-            let cart = &self.cart;
+            let cart = &self.ppu.cart;
             self.apu.clock(&mut |a| cart.prg_byte(a));
             for phase in 0..3 {
                 self.ppu.tick();
@@ -115,7 +113,7 @@ impl Board {
                     self.set_buttons();
                 }
             }
-            self.irq_history = (self.irq_history << 1) | u8::from(self.apu.irq());
+            self.irq_history = (self.irq_history << 1) | u8::from(self.apu.irq() || self.ppu.cart.mapper.irq());
             self.cycle += 1;
         }
     }
@@ -133,11 +131,12 @@ impl Board {
         }
     }
 
-    /// A CPU write of `value` to IO register `addr` on CPU cycle `cycle`. $4014 (OAM DMA) is the CPU side's:
-    /// it passes the page to [`Board::oam_dma`].
+    /// A CPU write of `value` to IO register `addr` ($2000-$401F) or to the cartridge's mapper ($8000-$FFFF)
+    /// on CPU cycle `cycle`. $4014 (OAM DMA) is the CPU side's: it passes the page to [`Board::oam_dma`].
     pub fn write(&mut self, addr: u16, value: u8, cycle: u64) {
         self.run_to(cycle);
         match addr {
+            0x8000..=0xFFFF => self.ppu.cart.cpu_write(addr, value, cycle),
             0x2000..=0x3FFF => self.ppu.write_register(addr & 7, value),
             0x4016 => {
                 self.pads[0].write_strobe(value);
@@ -147,6 +146,11 @@ impl Board {
             0x4000..=0x4017 => self.apu.write(addr, value),
             _ => {}
         }
+    }
+
+    /// The PRG ROM byte the CPU reads at `addr` ($8000-$FFFF) through the mapper's banks now.
+    pub fn prg_byte(&self, addr: u16) -> u8 {
+        self.ppu.cart.prg_byte(addr)
     }
 
     /// OAM DMA: 256 bytes written through $2004.

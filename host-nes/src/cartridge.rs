@@ -1,10 +1,15 @@
-//! Cartridges: the iNES and NES 2.0 file formats (NESdev wiki, "iNES" and "NES 2.0"), mapper 0 (NROM).
+//! Cartridges: the iNES and NES 2.0 file formats (NESdev wiki, "iNES" and "NES 2.0"), mappers 0-4
+//! ([`crate::mapper`]).
 //!
-//! An NROM board holds 16 or 32 KiB of PRG ROM at $8000 (16 KiB appear twice, at $8000 and $C000), 8 KiB of
-//! CHR ROM (or 8 KiB of CHR RAM when the header gives no CHR ROM) at PPU $0000-$1FFF, and wires the PPU's 2 KiB
-//! of nametable RAM horizontally or vertically (the header's mirroring bit), or gives four screens.
+//! A board holds PRG ROM the CPU reads at $8000-$FFFF through its mapper's banks, CHR ROM (or 8 KiB of CHR RAM
+//! when the header gives no CHR ROM) the PPU reads at $0000-$1FFF through the CHR banks, and wires the PPU's
+//! 2 KiB of nametable RAM horizontally or vertically (the header's mirroring bit, or the mapper's register), to
+//! one screen (MMC1), or gives four screens. The 8 KiB of PRG RAM at $6000 are the CPU's memory, not the
+//! cartridge's here.
 
 use thiserror::Error;
+
+use crate::mapper::Mapper;
 
 /// Why a file is not a cartridge this host can run. Each names the problem.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -12,10 +17,13 @@ pub enum CartridgeError {
     /// No `NES\x1A` magic, or fewer than 16 bytes.
     #[error("not an iNES file: {0}")]
     NotINes(String),
-    /// A mapper other than 0.
-    #[error("mapper {0} is not supported (this host runs mapper 0, NROM)")]
+    /// A mapper other than 0-4.
+    #[error("mapper {0} is not supported (this host runs mappers 0-4: NROM, MMC1, UxROM, CNROM, MMC3)")]
     Mapper(u16),
-    /// A PRG or CHR size NROM does not have.
+    /// A NES 2.0 submapper whose board differs from what this host models.
+    #[error("mapper {mapper} submapper {submapper} ({what}) is not modelled")]
+    Submapper { mapper: u16, submapper: u8, what: &'static str },
+    /// A PRG or CHR size the mapper does not have.
     #[error("{0}")]
     Size(String),
     /// The file ends before the data its header announces.
@@ -33,6 +41,10 @@ pub enum Mirroring {
     Vertical,
     /// Four distinct nametables (4 KiB of VRAM; header bit 3).
     FourScreen,
+    /// All four slots show the first nametable (MMC1).
+    SingleLower,
+    /// All four slots show the second nametable (MMC1).
+    SingleUpper,
 }
 
 impl Mirroring {
@@ -44,23 +56,35 @@ impl Mirroring {
             Mirroring::Horizontal => slot / 2,
             Mirroring::Vertical => slot % 2,
             Mirroring::FourScreen => slot,
+            Mirroring::SingleLower => 0,
+            Mirroring::SingleUpper => 1,
         };
         table * 0x400 + within
     }
 }
 
-/// A mapper-0 cartridge.
+/// A cartridge: its ROMs and its mapper's bank state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cartridge {
-    /// PRG ROM: 16 or 32 KiB.
+    /// PRG ROM: a multiple of 16 KiB (MMC3: of 8 KiB).
     pub prg: Vec<u8>,
-    /// CHR: 8 KiB of ROM, or of RAM (zeros) when `chr_ram`.
+    /// CHR: ROM, or 8 KiB of RAM (zeros) when `chr_ram`.
     pub chr: Vec<u8>,
     /// Whether `chr` is RAM (the PPU may write it).
     pub chr_ram: bool,
+    /// The header's nametable layout (the mapper may select another: [`Cartridge::nametables`]).
     pub mirroring: Mirroring,
     /// Whether the header is NES 2.0.
     pub nes2: bool,
+    /// Whether the header says the PRG RAM is battery-backed.
+    pub battery: bool,
+    /// The mapper's registers (its power-on state after parsing).
+    pub mapper: Mapper,
+    /// PRG offsets of the four 8 KiB CPU windows at $8000-$FFFF, CHR offsets of the eight 1 KiB PPU windows,
+    /// the nametable layout: recomputed at each mapper write.
+    prg_map: [usize; 4],
+    chr_map: [usize; 8],
+    nametables: Mirroring,
 }
 
 impl Cartridge {
@@ -90,14 +114,33 @@ impl Cartridge {
             prg_units |= prg_hi << 8;
             chr_units |= chr_hi << 8;
         }
-        if mapper != 0 {
+        let Some(power_on) = Mapper::power_on(mapper) else {
             return Err(CartridgeError::Mapper(mapper));
+        };
+        let submapper = if nes2 { file[8] >> 4 } else { 0 };
+        // Submapper 1 of UxROM and CNROM: no bus conflicts, as modelled; the others are different boards.
+        let what = match (mapper, submapper) {
+            (_, 0) | (2 | 3, 1) => None,
+            (2 | 3, 2) => Some("bus conflicts"),
+            (1, 5) => Some("SEROM, fixed PRG"),
+            (1, _) => Some("an MMC1 variant"),
+            (4, 1) => Some("MMC6"),
+            (4, _) => Some("an MMC3 variant"),
+            _ => Some("unknown"),
+        };
+        if let Some(what) = what {
+            return Err(CartridgeError::Submapper { mapper, submapper, what });
         }
-        if prg_units != 1 && prg_units != 2 {
-            return Err(CartridgeError::Size(format!("NROM has 16 or 32 KiB of PRG ROM, the header says {} KiB", prg_units * 16)));
-        }
-        if chr_units > 1 {
-            return Err(CartridgeError::Size(format!("NROM has at most 8 KiB of CHR ROM, the header says {} KiB", chr_units * 8)));
+        // (PRG KiB allowed, CHR ROM KiB allowed) by board, from the wiki's board tables.
+        let (prg_ok, chr_ok, name) = match mapper {
+            0 => (prg_units == 1 || prg_units == 2, chr_units <= 1, "NROM has 16 or 32 KiB of PRG ROM and at most 8 KiB of CHR ROM"),
+            1 => ((1..=32).contains(&prg_units), chr_units <= 16, "MMC1 boards have 16-512 KiB of PRG ROM and at most 128 KiB of CHR ROM"),
+            2 => ((1..=256).contains(&prg_units), chr_units <= 1, "UxROM boards have 16 KiB-4 MiB of PRG ROM and at most 8 KiB of CHR ROM"),
+            3 => ((prg_units == 1 || prg_units == 2) && chr_units <= 256, chr_units >= 1, "CNROM boards have 16 or 32 KiB of PRG ROM and 8 KiB-2 MiB of CHR ROM"),
+            _ => ((1..=32).contains(&prg_units), chr_units <= 32, "MMC3 boards have 16-512 KiB of PRG ROM and at most 256 KiB of CHR ROM"),
+        };
+        if !prg_ok || !chr_ok {
+            return Err(CartridgeError::Size(format!("{name}; the header says {} KiB of PRG ROM and {} KiB of CHR ROM", prg_units * 16, chr_units * 8)));
         }
         let trainer = if file[6] & 0x04 != 0 { 512 } else { 0 };
         let prg_start = 16 + trainer;
@@ -115,12 +158,69 @@ impl Cartridge {
         };
         let prg = file[prg_start..chr_start].to_vec();
         let (chr, chr_ram) = if chr_units == 0 { (vec![0; 0x2000], true) } else { (file[chr_start..want].to_vec(), false) };
-        Ok(Cartridge { prg, chr, chr_ram, mirroring, nes2 })
+        let mut c = Cartridge::new(power_on, prg, chr, chr_ram, mirroring);
+        c.nes2 = nes2;
+        c.battery = file[6] & 0x02 != 0;
+        Ok(c)
     }
 
-    /// The PRG ROM byte the CPU reads at `addr` ($8000-$FFFF; 16 KiB repeat).
+    /// A cartridge of `mapper` (in its state) with these ROMs and header layout. `prg` must be a nonzero
+    /// multiple of 8 KiB, `chr` of 1 KiB.
+    pub fn new(mapper: Mapper, prg: Vec<u8>, chr: Vec<u8>, chr_ram: bool, mirroring: Mirroring) -> Self {
+        let mut c = Cartridge { prg, chr, chr_ram, mirroring, nes2: false, battery: false, mapper, prg_map: [0; 4], chr_map: [0; 8], nametables: mirroring };
+        c.remap();
+        c
+    }
+
+    fn remap(&mut self) {
+        self.prg_map = self.mapper.prg_windows(self.prg.len());
+        self.chr_map = self.mapper.chr_windows(self.chr.len());
+        self.nametables = self.mapper.mirroring(self.mirroring);
+    }
+
+    /// The PRG ROM byte the CPU reads at `addr` ($8000-$FFFF) through the current banks.
+    #[inline]
     pub fn prg_byte(&self, addr: u16) -> u8 {
-        self.prg[usize::from(addr) % self.prg.len()]
+        let a = usize::from(addr);
+        self.prg[self.prg_map[(a >> 13) & 3] + (a & 0x1FFF)]
+    }
+
+    /// The PRG ROM offsets of the four 8 KiB windows at $8000, $A000, $C000 and $E000 now.
+    pub fn prg_windows(&self) -> [usize; 4] {
+        self.prg_map
+    }
+
+    /// The 32 KiB the CPU sees at $8000-$FFFF now.
+    pub fn prg_view(&self) -> Vec<u8> {
+        (0x8000..=0xFFFFu16).map(|a| self.prg_byte(a)).collect()
+    }
+
+    /// The CHR byte at PPU address `addr` ($0000-$1FFF) through the current banks.
+    #[inline]
+    pub fn chr_byte(&self, addr: u16) -> u8 {
+        let a = usize::from(addr & 0x1FFF);
+        self.chr[self.chr_map[a >> 10] + (a & 0x3FF)]
+    }
+
+    /// A PPU write to `addr` ($0000-$1FFF): CHR RAM takes it, CHR ROM ignores it.
+    #[inline]
+    pub fn chr_write(&mut self, addr: u16, value: u8) {
+        if self.chr_ram {
+            let a = usize::from(addr & 0x1FFF);
+            self.chr[self.chr_map[a >> 10] + (a & 0x3FF)] = value;
+        }
+    }
+
+    /// The nametable layout now.
+    #[inline]
+    pub fn nametables(&self) -> Mirroring {
+        self.nametables
+    }
+
+    /// A CPU write to the mapper ($8000-$FFFF) on CPU cycle `cycle`.
+    pub fn cpu_write(&mut self, addr: u16, value: u8, cycle: u64) {
+        self.mapper.cpu_write(addr, value, cycle);
+        self.remap();
     }
 }
 
@@ -154,6 +254,27 @@ mod tests {
         assert_eq!(c.chr, vec![0; 0x2000]);
         let c = Cartridge::parse(&file(1, 1, 0x08, 0x08)).unwrap();
         assert_eq!((c.mirroring, c.nes2), (Mirroring::FourScreen, true));
+        // UxROM: 128 KiB, the last bank at $C000 from power-on.
+        let c = Cartridge::parse(&file(8, 0, 0x22, 0)).unwrap();
+        assert_eq!((c.mapper.number(), c.battery, c.chr_ram), (2, true, true));
+        assert_eq!(c.prg_byte(0xC000), (7 * 0x4000 % 251) as u8);
+    }
+
+    #[test]
+    fn mapper_writes_switch_banks_and_nametables() {
+        let mut c = Cartridge::parse(&file(2, 4, 0x30, 0)).unwrap();
+        let chr: Vec<u8> = (0..0x8000).map(|i| (i / 0x2000) as u8).collect();
+        c.chr = chr;
+        assert_eq!(c.chr_byte(0x1000), 0);
+        c.cpu_write(0x8000, 3, 7);
+        assert_eq!((c.chr_byte(0x0000), c.chr_byte(0x1FFF)), (3, 3));
+        // MMC1 selects one-screen layouts.
+        let mut m = Cartridge::parse(&file(2, 0, 0x10, 0)).unwrap();
+        for (i, bit) in [0u8, 0, 0, 0, 0].iter().enumerate() {
+            m.cpu_write(0x8000, *bit, 10 + 2 * i as u64);
+        }
+        assert_eq!(m.nametables(), Mirroring::SingleLower);
+        assert_eq!(Mirroring::SingleUpper.vram_offset(0x2C05), 0x405);
     }
 
     #[test]
@@ -170,8 +291,20 @@ mod tests {
     fn bad_files_are_named_errors() {
         assert!(matches!(Cartridge::parse(b"NES"), Err(CartridgeError::NotINes(_))));
         assert!(matches!(Cartridge::parse(&[0u8; 40]), Err(CartridgeError::NotINes(_))));
-        assert_eq!(Cartridge::parse(&file(1, 1, 0x10, 0)), Err(CartridgeError::Mapper(1)));
-        assert_eq!(Cartridge::parse(&file(1, 1, 0x40, 0x00)).unwrap_err().to_string(), "mapper 4 is not supported (this host runs mapper 0, NROM)");
+        assert_eq!(Cartridge::parse(&file(1, 1, 0x50, 0)), Err(CartridgeError::Mapper(5)));
+        assert_eq!(
+            Cartridge::parse(&file(1, 1, 0x70, 0x00)).unwrap_err().to_string(),
+            "mapper 7 is not supported (this host runs mappers 0-4: NROM, MMC1, UxROM, CNROM, MMC3)"
+        );
+        // Each board's sizes: CNROM needs CHR ROM; MMC1 has at most 128 KiB of CHR ROM.
+        assert!(matches!(Cartridge::parse(&file(2, 0, 0x30, 0)), Err(CartridgeError::Size(_))));
+        assert!(matches!(Cartridge::parse(&file(2, 17, 0x10, 0)), Err(CartridgeError::Size(_))));
+        // A NES 2.0 submapper that is another board.
+        let mut f = file(2, 0, 0x20, 0x08);
+        f[8] = 0x20;
+        assert_eq!(Cartridge::parse(&f).unwrap_err().to_string(), "mapper 2 submapper 2 (bus conflicts) is not modelled");
+        f[8] = 0x10;
+        assert!(Cartridge::parse(&f).is_ok());
         // NES 2.0 mapper bits 8-11.
         let mut f = file(1, 1, 0, 0x08);
         f[8] = 0x01;

@@ -2,7 +2,8 @@
 //! reads the controllers; the CPU, its RAM and the cartridge program run in the network (or, to check the
 //! network, in the reference interpreter).
 //!
-//! - [`cartridge`]: iNES / NES 2.0 files, mapper 0 (NROM), CHR ROM or RAM, nametable mirroring;
+//! - [`cartridge`]: iNES / NES 2.0 files, CHR ROM or RAM, nametable mirroring;
+//! - [`mapper`]: the boards' bank switching, mappers 0-4 (NROM, MMC1, UxROM, CNROM, MMC3) and MMC3's scanline IRQ;
 //! - [`ppu`]: the 2C02 (NTSC), dot by dot;
 //! - [`apu`]: pulse, triangle, noise, DMC, the frame counter, mixed to 44.1 kHz;
 //! - [`input`]: the standard pads, button schedules from an input file or an FCEUX movie;
@@ -16,6 +17,7 @@ pub mod apu;
 pub mod board;
 pub mod cartridge;
 pub mod input;
+pub mod mapper;
 pub mod network;
 pub mod output;
 pub mod ppu;
@@ -29,20 +31,22 @@ pub use input::{InputSchedule, LiveButtons};
 pub use network::{NetworkDevices, Recorder};
 pub use reference::ReferenceNes;
 
-use isa_6502::front::{MemoryMap, Mos6502Keys, Mos6502Machine, ProgramImage};
+use isa_6502::front::{CpuState, MemoryMap, Mos6502Keys, Mos6502Machine, ProgramImage};
 
 /// The woven NES-map machine's keys (`configs/nes.toml`).
 pub fn nes_machine() -> Mos6502Machine {
     Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } }
 }
 
-/// An iNES file as a cartridge for the board and the CPU's start image (PRG ROM at $8000, the state after
-/// reset with PC from the reset vector). `name` names the file in errors.
+/// An iNES file as a cartridge for the board and the CPU's start image: the 32 KiB of PRG ROM its mapper shows
+/// at $8000-$FFFF at power-on, the state after reset with PC from the reset vector there. `name` names the file
+/// in errors.
 pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), String> {
     let cart = Cartridge::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
-    let program = isa_api::front::Program { name: name.to_string(), bytes: bytes.to_vec(), expected_console: None };
-    let image = nes_machine().image(&program).map_err(|e| e.0)?;
-    Ok((cart, image))
+    let view = cart.prg_view();
+    let pc = u16::from_le_bytes([view[0x7FFC], view[0x7FFD]]);
+    let bytes = view.iter().enumerate().map(|(i, &b)| (0x8000 + i as u16, b)).collect();
+    Ok((cart, ProgramImage { bytes, start: CpuState::after_reset(pc) }))
 }
 
 /// Run `rom` on the reference CPU for `frames` frames, handing frames and samples to `recorder`. Returns the

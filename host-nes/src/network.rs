@@ -56,6 +56,11 @@ pub struct NetworkDevices {
     console: Vec<u8>,
     /// When the devices were made: seconds per frame for the progress line.
     started: std::time::Instant,
+    /// The PRG windows the machine's memory holds (the mapper's at power-on), and why the run stopped when a
+    /// mapper write moved them: the circuit does not switch PRG banks yet, so the memory would no longer be the
+    /// cartridge's.
+    prg_windows: [usize; 4],
+    bank_switch: Option<String>,
 }
 
 impl NetworkDevices {
@@ -64,6 +69,7 @@ impl NetworkDevices {
     /// `opts` is not the NES map (it has no IO ports to serve).
     pub fn new(opts: &Mos6502Options, board: Board, memory: Vec<u8>, frames: Option<u64>, recorder: Box<dyn Recorder>) -> Self {
         let io_read = io_read_port(opts).expect("the NES map has IO ports");
+        let prg_windows = board.ppu.cart.prg_windows();
         NetworkDevices {
             board,
             recorder,
@@ -84,7 +90,14 @@ impl NetworkDevices {
             result: None,
             console: Vec::new(),
             started: std::time::Instant::now(),
+            prg_windows,
+            bank_switch: None,
         }
+    }
+
+    /// Why the run stopped early: the program switched the PRG banks, which the woven CPU does not do yet.
+    pub fn bank_switch(&self) -> Option<&str> {
+        self.bank_switch.as_deref()
     }
 
     /// blargg's status and text, once final.
@@ -154,7 +167,20 @@ impl Devices for NetworkDevices {
         for &(port, v) in &st.outputs {
             if port == self.io_write {
                 // A store's (or a read-modify-write's last) write: the instruction's last cycle.
-                self.board.write(v as u16, (v >> 16) as u8, cyc - 1);
+                let addr = v as u16;
+                self.board.write(addr, (v >> 16) as u8, cyc - 1);
+                let now = self.board.ppu.cart.prg_windows();
+                if addr >= 0x8000 && now != self.prg_windows && self.bank_switch.is_none() {
+                    let cart = &self.board.ppu.cart;
+                    self.bank_switch = Some(format!(
+                        "after {} instructions the program switched PRG banks ({} write ${:02X} to ${addr:04X}; $8000-$FFFF now shows PRG ROM offsets {}), which the woven CPU does not do yet (the {} board runs with --cpu reference)",
+                        self.instructions,
+                        cart.mapper.name(),
+                        (v >> 16) as u8,
+                        now.iter().map(|o| format!("${o:05X}")).collect::<Vec<_>>().join(" "),
+                        cart.mapper.name()
+                    ));
+                }
             } else if let (true, Some((_, bytes))) = (port == self.oam, self.dma.as_mut()) {
                 bytes.extend((v as u32).to_le_bytes());
             }
@@ -209,6 +235,7 @@ impl Devices for NetworkDevices {
     fn done(&self) -> bool {
         self.at_boundary
             && (self.recorder.stop()
+                || self.bank_switch.is_some()
                 || match self.frames {
                     Some(n) => self.board.frames_finished() >= n,
                     None => self.result.is_some(),
@@ -219,6 +246,9 @@ impl Devices for NetworkDevices {
         self.drain();
         if let Some(f) = self.fault {
             return Finish { status: EXIT_FAULT, summary: fault_summary(f) };
+        }
+        if let Some(why) = &self.bank_switch {
+            return Finish { status: EXIT_FAULT, summary: why.clone() };
         }
         let frames = self.board.frames_finished();
         match (&self.result, end) {

@@ -12,7 +12,9 @@
 //! at dot 257 rather than spread over dots 65-320; the open-bus latch does not decay; the $2007 increment during
 //! rendering is the plain one; color emphasis bits are not applied to the picture (greyscale is).
 
-use crate::cartridge::{Cartridge, Mirroring};
+use crate::cartridge::Cartridge;
+#[cfg(test)]
+use crate::cartridge::Mirroring;
 
 /// Visible picture width in pixels.
 pub const WIDTH: usize = 256;
@@ -31,6 +33,8 @@ struct LineSprite {
     lo: u8,
     hi: u8,
     zero: bool,
+    /// Its pattern fetch reads the table at $1000 (PPU A12 high).
+    high_table: bool,
 }
 
 /// The PPU, its VRAM, palette RAM, OAM and the cartridge's CHR.
@@ -59,9 +63,11 @@ pub struct Ppu {
     latch: u8,
     vram: [u8; 0x1000],
     palette: [u8; 32],
-    chr: Vec<u8>,
-    chr_ram: bool,
-    mirroring: Mirroring,
+    /// The cartridge: CHR through its banks, the nametable layout, the mapper watching A12 (the board reaches
+    /// its PRG side through here too).
+    pub cart: Cartridge,
+    /// Dots since power-on (MMC3's A12 filter measures in dots).
+    dots: u64,
     /// Current scanline (0-261) and dot (0-340).
     pub scanline: u16,
     pub dot: u16,
@@ -85,8 +91,8 @@ pub struct Ppu {
 }
 
 impl Ppu {
-    /// The PPU at power-on with the cartridge's CHR and mirroring: scanline 0, dot 0, registers clear.
-    pub fn new(cart: &Cartridge) -> Self {
+    /// The PPU at power-on with the cartridge: scanline 0, dot 0, registers clear.
+    pub fn new(cart: Cartridge) -> Self {
         Ppu {
             ctrl: 0,
             mask: 0,
@@ -105,9 +111,8 @@ impl Ppu {
             latch: 0,
             vram: [0; 0x1000],
             palette: [0; 32],
-            chr: cart.chr.clone(),
-            chr_ram: cart.chr_ram,
-            mirroring: cart.mirroring,
+            cart,
+            dots: 0,
             scanline: 0,
             dot: 0,
             frame: 0,
@@ -146,8 +151,8 @@ impl Ppu {
     fn mem_read(&self, addr: u16) -> u8 {
         let addr = addr & 0x3FFF;
         match addr {
-            0x0000..=0x1FFF => self.chr[usize::from(addr)],
-            0x2000..=0x3EFF => self.vram[self.mirroring.vram_offset(addr)],
+            0x0000..=0x1FFF => self.cart.chr_byte(addr),
+            0x2000..=0x3EFF => self.vram[self.cart.nametables().vram_offset(addr)],
             _ => self.palette[Self::palette_index(addr)],
         }
     }
@@ -155,12 +160,8 @@ impl Ppu {
     fn mem_write(&mut self, addr: u16, value: u8) {
         let addr = addr & 0x3FFF;
         match addr {
-            0x0000..=0x1FFF => {
-                if self.chr_ram {
-                    self.chr[usize::from(addr)] = value;
-                }
-            }
-            0x2000..=0x3EFF => self.vram[self.mirroring.vram_offset(addr)] = value,
+            0x0000..=0x1FFF => self.cart.chr_write(addr, value),
+            0x2000..=0x3EFF => self.vram[self.cart.nametables().vram_offset(addr)] = value,
             _ => self.palette[Self::palette_index(addr)] = value & 0x3F,
         }
     }
@@ -368,7 +369,7 @@ impl Ppu {
                     lo = lo.reverse_bits();
                     hi = hi.reverse_bits();
                 }
-                self.sprites[self.sprite_count] = LineSprite { x, attr, lo, hi, zero: n == 0 };
+                self.sprites[self.sprite_count] = LineSprite { x, attr, lo, hi, zero: n == 0, high_table: addr & 0x1000 != 0 };
                 self.sprite_count += 1;
             }
             n += 1;
@@ -426,6 +427,11 @@ impl Ppu {
         if visible && (1..=256).contains(&dot) {
             self.draw(line, dot - 1);
         }
+        if self.cart.mapper.watches_a12() {
+            let a12 = self.a12(line, dot);
+            self.cart.mapper.ppu_a12(a12, self.dots);
+        }
+        self.dots += 1;
         if line == 239 && dot == 256 {
             self.frame_ready = true;
         }
@@ -445,6 +451,31 @@ impl Ppu {
                 self.scanline = 0;
                 self.frame += 1;
             }
+        }
+    }
+
+    /// The PPU address bus's A12 on this dot: while rendering, the pattern fetches' table (the background's on
+    /// dots 4-7 of each eight, the sprites' on dots 260-263 of the first sprite slot and the same four of each
+    /// of the eight slots up to 320; an empty slot fetches tile $FF); else the VRAM address `v`. The sprite data
+    /// itself is fetched at dot 257 (see the module docs); only the bus timing is kept here. The rises fall a
+    /// dot before the fetch's first dot, where blargg's `mmc3_test` 4-scanline_timing places the counter's
+    /// clock (dot 260 with sprites at $1000, as the wiki's "MMC3" says).
+    fn a12(&self, line: u16, dot: u16) -> bool {
+        if !(self.rendering() && (line < 240 || line == 261)) {
+            return self.v & 0x1000 != 0;
+        }
+        match dot {
+            1..=256 | 321..=336 => dot % 8 >= 4 && self.ctrl & 0x10 != 0,
+            257..=320 => {
+                let (slot, phase) = (usize::from((dot - 256) / 8), (dot - 256) % 8);
+                phase >= 4
+                    && if slot < self.sprite_count {
+                        self.sprites[slot].high_table
+                    } else {
+                        self.sprite_height() == 16 || self.ctrl & 0x08 != 0
+                    }
+            }
+            _ => false,
         }
     }
 
@@ -548,7 +579,7 @@ mod tests {
             chr[32 + r] = 0x80;
             chr[40 + r] = 0x80;
         }
-        Cartridge { prg: vec![0; 0x4000], chr, chr_ram: false, mirroring, nes2: false }
+        Cartridge::new(crate::mapper::Mapper::Nrom, vec![0; 0x4000], chr, false, mirroring)
     }
 
     fn run_dots(p: &mut Ppu, n: u64) {
@@ -564,7 +595,7 @@ mod tests {
 
     #[test]
     fn vblank_sets_at_line_241_and_a_status_read_clears_it() {
-        let mut p = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut p = Ppu::new(cart(Mirroring::Horizontal));
         run_dots(&mut p, 241 * 341);
         assert_eq!(p.read_register(2) & 0x80, 0, "not yet at dot 1");
         run_dots(&mut p, 2);
@@ -575,20 +606,20 @@ mod tests {
         assert_eq!(p.read_register(2) & 0x80, 0, "the read cleared it");
         assert!(!p.nmi_line());
         // A read on the dot before the flag is set reads it clear and keeps it from being set this frame.
-        let mut r = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut r = Ppu::new(cart(Mirroring::Horizontal));
         run_dots(&mut r, 241 * 341 + 1);
         assert_eq!(r.read_register(2) & 0x80, 0);
         run_dots(&mut r, 5);
         assert_eq!(r.read_register(2) & 0x80, 0, "suppressed");
         // A frame with rendering off is 262 * 341 dots.
-        let mut q = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut q = Ppu::new(cart(Mirroring::Horizontal));
         run_dots(&mut q, 262 * 341);
         assert_eq!((q.frame, q.scanline, q.dot), (1, 0, 0));
     }
 
     #[test]
     fn odd_frames_are_one_dot_shorter_with_rendering_on() {
-        let mut p = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut p = Ppu::new(cart(Mirroring::Horizontal));
         p.write_register(1, 0x08);
         run_dots(&mut p, 262 * 341);
         assert_eq!((p.frame, p.scanline, p.dot), (1, 0, 0));
@@ -598,7 +629,7 @@ mod tests {
 
     #[test]
     fn vram_reads_are_buffered_and_palette_reads_are_not() {
-        let mut p = Ppu::new(&cart(Mirroring::Vertical));
+        let mut p = Ppu::new(cart(Mirroring::Vertical));
         set_addr(&mut p, 0x2005);
         p.write_register(7, 0x11);
         p.write_register(7, 0x22);
@@ -622,7 +653,7 @@ mod tests {
 
     #[test]
     fn scroll_writes_set_t_and_fine_x() {
-        let mut p = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut p = Ppu::new(cart(Mirroring::Horizontal));
         p.write_register(0, 0x03);
         p.write_register(5, 0x7D); // coarse X 15, fine X 5
         p.write_register(5, 0x5E); // coarse Y 11, fine Y 6
@@ -634,7 +665,7 @@ mod tests {
     /// (100, 50) draws its left column in its palette's color 3, and sprite 0 over the background sets the hit.
     #[test]
     fn background_and_sprites_draw_and_sprite_0_hits() {
-        let mut p = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut p = Ppu::new(cart(Mirroring::Horizontal));
         set_addr(&mut p, 0x2000);
         for _ in 0..960 {
             p.write_register(7, 1);
@@ -671,7 +702,7 @@ mod tests {
 
     #[test]
     fn nine_sprites_on_a_line_set_the_overflow_flag_and_eight_are_drawn() {
-        let mut p = Ppu::new(&cart(Mirroring::Horizontal));
+        let mut p = Ppu::new(cart(Mirroring::Horizontal));
         set_addr(&mut p, 0x3F00);
         p.write_register(7, 0x0F);
         set_addr(&mut p, 0x3F13);

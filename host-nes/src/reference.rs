@@ -1,7 +1,8 @@
 //! The board driven by the reference interpreter (`--cpu reference`): the check on the network, never its
 //! driver. Its memory map is the woven NES map's (`isa_6502::front::nes_location`): 2 KiB of RAM mirrored
-//! through $1FFF, the IO registers on the [`Board`], memory elsewhere (PRG RAM at $6000, the PRG ROM at
-//! $8000, read-only), so the two CPUs see the same machine.
+//! through $1FFF, the IO registers on the [`Board`], memory elsewhere (PRG RAM at $6000), so the two CPUs see
+//! the same machine. The PRG ROM at $8000-$FFFF is read through the cartridge's banks and writes there go to
+//! its mapper, as the network's do (`--cpu network` runs a ROM only while its banks stay where they started).
 
 use crate::board::Board;
 use isa_6502::front::{CpuState, ProgramImage, nes_location};
@@ -27,6 +28,7 @@ struct RefBus<'a> {
 impl Bus for RefBus<'_> {
     fn read(&mut self, addr: u16) -> u8 {
         let v = match nes_location(addr) {
+            Some(a) if a >= 0x8000 => self.board.prg_byte(a),
             Some(a) => self.memory[usize::from(a)],
             None => self.board.read(addr, self.cycle),
         };
@@ -35,7 +37,7 @@ impl Bus for RefBus<'_> {
     }
     fn write(&mut self, addr: u16, value: u8) {
         match nes_location(addr) {
-            Some(a) if a >= 0x8000 => {}
+            Some(a) if a >= 0x8000 => self.board.write(a, value, self.cycle),
             Some(a) => self.memory[usize::from(a)] = value,
             None => {
                 if addr == 0x4014 {
@@ -67,7 +69,11 @@ impl ReferenceNes {
         if let Some(page) = bus.dma_page {
             // The page as the network's DMA reads it: memory through the NES map, 0 on the IO pages.
             let bytes: Vec<u8> = (0..=255u16)
-                .map(|k| nes_location((u16::from(page) << 8) | k).map_or(0, |a| self.memory[usize::from(a)]))
+                .map(|k| match nes_location((u16::from(page) << 8) | k) {
+                    Some(a) if a >= 0x8000 => self.board.prg_byte(a),
+                    Some(a) => self.memory[usize::from(a)],
+                    None => 0,
+                })
                 .collect();
             let lines = self.board.boundary(self.cpu.cycles);
             self.cpu.set_lines(lines);

@@ -90,3 +90,36 @@ fn the_demos_frames_equal_tetanes() {
     println!("demo: {} of {n} frames identical to tetanes-core's; differing (frame, pixels, first row, last row): {differ:?}", n as usize - differ.len());
     assert!(differ.is_empty());
 }
+
+/// Per game of `nes/games` (no input): frames identical to tetanes-core's out of `n`, and the first differing.
+/// A survey, printed; `games_against_tetanes` asserts what is settled.
+#[test]
+#[ignore = "a survey: cargo test -p host-nes --test tetanes -- --ignored --nocapture"]
+fn survey_games_against_tetanes() {
+    let Some(dir) = testdata("nes/games") else { return };
+    let n = 120;
+    let input = InputSchedule::default();
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("nes"))).collect();
+    names.sort();
+    for p in names {
+        let rom = std::fs::read(&p).unwrap();
+        let (a, b) = (ours(&rom, &input, n), tetanes_frames(&rom, &input, n));
+        let same: Vec<bool> = (0..n as usize).map(|i| a[i] == b[i]).collect();
+        let first = same.iter().position(|s| !s);
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        println!("{name}: {} of {n} identical, first differing {first:?}", same.iter().filter(|s| **s).count());
+        for i in (0..n as usize).filter(|&i| !same[i]).take(6) {
+            let rows: Vec<usize> = (0..240).filter(|r| a[i][r * 256..(r + 1) * 256] != b[i][r * 256..(r + 1) * 256]).collect();
+            let cols: Vec<usize> = (0..256).filter(|c| (0..240).any(|r| a[i][r * 256 + c] != b[i][r * 256 + c])).collect();
+            println!("  frame {i}: {} pixels, rows {:?}..{:?} ({}), columns {:?}..{:?}", differing(&a[i], &b[i]), rows.first(), rows.last(), rows.len(), cols.first(), cols.last());
+        }
+        if let Ok(dir) = std::env::var("SURVEY_PNG") {
+            if let Some(i) = first {
+                for (who, f) in [("ours", &a[i]), ("tetanes", &b[i])] {
+                    let path = format!("{dir}/{name}-{i}-{who}.png");
+                    host_nes::output::write_png(std::path::Path::new(&path), f).unwrap();
+                }
+            }
+        }
+    }
+}

@@ -50,7 +50,8 @@ pub struct Mos6502Options {
     /// A store to this address ends the program with the stored byte as exit status (port `EXIT`).
     pub exit: Option<u16>,
     /// The NES memory map instead of a flat one: RAM mirrored through $1FFF, the PPU ($2000-$3FFF) and APU/IO
-    /// ($4000-$401F) registers as IO ranges, the PRG ROM ($8000-$FFFF) read-only.
+    /// ($4000-$401F) registers as IO ranges, the PRG ROM ($8000-$FFFF) read from memory, its stores on port
+    /// `IO_WRITE` (the cartridge's mapper registers, the host's).
     pub nes: bool,
 }
 
@@ -1312,8 +1313,10 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let c = g.s.concat(&[writes_ea, d, ni]);
         g.s.eq_const(c, 0b111)
     };
+    // An IO register's store, or (NES map) a store to the ROM: the cartridge's mapper registers, the host's.
     let io_write = {
-        let t = g.and1(writes_ea, io);
+        let to_host = g.or1(io, rom);
+        let t = g.and1(writes_ea, to_host);
         g.and1(go, t)
     };
     let pushed_p = {
@@ -1565,6 +1568,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                 read_port: Some(input::IO_DATA),
             });
         }
+        // The PRG ROM reads from memory; its stores go to the cartridge's mapper on the same port.
+        io_ranges.push(isa_api::IoRange { name: "MAPPER".into(), base: 0x8000, size: 0x8000, write_port: Some(write_port), read_request_port: None, read_port: None });
     }
     s.halt(stopping);
 

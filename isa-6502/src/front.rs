@@ -376,7 +376,11 @@ impl Bus for HostBus {
         self.accesses += 1;
         let addr = if self.nes {
             match nes_location(addr) {
-                Some(a) if a >= 0x8000 => return,
+                Some(a) if a >= 0x8000 => {
+                    // The ROM: a store goes to the cartridge's mapper, on port IO_WRITE as an IO register's.
+                    self.io_writes.push((addr, value));
+                    return;
+                }
                 Some(a) if Some(addr) != self.console_addr && Some(addr) != self.exit_addr => a,
                 Some(_) => addr,
                 None => {
