@@ -517,7 +517,10 @@ impl Ppu {
             _ if sp_behind => bg_pal * 4 + bg,
             _ => sp_pal * 4 + sp,
         };
-        let mut color = self.mem_read(0x3F00 | u16::from(entry)) & 0x3F;
+        // Forced blanking with the VRAM address in the palette shows that entry instead of the backdrop (the
+        // wiki's "PPU palettes": the background palette hack).
+        let at = if !self.rendering() && self.v & 0x3F00 == 0x3F00 { self.v } else { 0x3F00 | u16::from(entry) };
+        let mut color = self.mem_read(at) & 0x3F;
         if self.mask & 0x01 != 0 {
             color &= 0x30;
         }
