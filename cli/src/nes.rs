@@ -30,8 +30,8 @@ pub enum Cpu {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// `[CONFIG] [ROM]`: a NES-map config (default: the built-in configs/nes.toml) and an iNES ROM, mapper 0
-    /// (default: the built-in demo, host-nes/demo/demo.nes).
+    /// `[CONFIG] [ROM]`: a NES-map config (default: the built-in configs/nes.toml) and an iNES ROM, mappers
+    /// 0-4 (default: the built-in demo, host-nes/demo/demo.nes).
     #[arg(num_args = 0..=2, value_name = "[CONFIG] [ROM]")]
     pub inputs: Vec<PathBuf>,
     /// Frames to run (default 120; with --window, until the window is closed).
@@ -66,6 +66,10 @@ pub struct Args {
     /// Replace existing output files.
     #[arg(long)]
     pub force: bool,
+    /// Battery-backed PRG RAM (a cartridge whose header says so): start from ROM.sav beside the ROM when it
+    /// exists and write the 8 KiB of PRG RAM there at the end (replacing an existing file only with --force).
+    #[arg(long)]
+    pub save: bool,
     /// Print the figures as JSON (seconds per frame, instructions and tokens per frame, frame hashes).
     #[arg(long)]
     pub json: bool,
@@ -92,6 +96,8 @@ struct NesRun {
     summary: String,
     /// The run's exit status: 0, or a machine fault's (134) or the step limit's (124).
     status: u8,
+    /// The PRG RAM ($6000-$7FFF) at the end.
+    prg_ram: Vec<u8>,
 }
 
 impl NesRun {
@@ -154,7 +160,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Some(p) => (p.display().to_string(), std::fs::read(p).with_context(|| format!("reading {}", p.display()))?),
         None => ("the built-in demo (host-nes/demo/demo.nes)".to_string(), host_nes::DEMO_ROM.to_vec()),
     };
-    let (cart, image) = host_nes::load_rom(&rom_name, &rom).map_err(anyhow::Error::msg)?;
+    let (cart, mut image) = host_nes::load_rom(&rom_name, &rom).map_err(anyhow::Error::msg)?;
+    let save = if a.save { Some(battery_save(&a, rom_path.as_deref(), &cart, &mut image)?) } else { None };
     let input = match &a.input {
         Some(p) => {
             let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
@@ -187,6 +194,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         runs.push(run_network(&a, &cfg, machine, job)?);
     }
     recorder.file.borrow_mut().finish()?;
+    if let (Some(path), Some(last)) = (&save, runs.last()) {
+        std::fs::write(path, &last.prg_ram).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("PRG RAM saved to {} ({} CPU)", path.display(), last.cpu);
+    }
     let mut status = runs.iter().map(|r| r.status).find(|&s| s != 0).unwrap_or(0);
     let mut identical = true;
     if let [r, n] = runs.as_slice() {
@@ -234,6 +245,29 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(status))
+}
+
+/// `--save`: the `.sav` beside the ROM, its 8 KiB loaded into the start image's PRG RAM when it exists. Errors
+/// before any long work: no ROM file, a cartridge without a battery, a file of another size, an existing file
+/// without --force (the run would replace it).
+fn battery_save(a: &Args, rom: Option<&std::path::Path>, cart: &host_nes::Cartridge, image: &mut isa_6502::front::ProgramImage) -> Result<PathBuf> {
+    let Some(rom) = rom else { bail!("--save needs a ROM file (the demo has no battery)") };
+    if !cart.battery {
+        bail!("--save: {} has no battery-backed PRG RAM (iNES flags 6, bit 1)", rom.display());
+    }
+    let path = rom.with_extension("sav");
+    if path.exists() {
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        if bytes.len() != 0x2000 {
+            bail!("{}: {} bytes, a save holds the 8 KiB of PRG RAM ($6000-$7FFF)", path.display(), bytes.len());
+        }
+        if !a.force {
+            bail!("{} exists: --save starts from it and replaces it at the end; add --force", path.display());
+        }
+        image.bytes.retain(|b| !(0x6000..0x8000).contains(&b.0));
+        image.bytes.extend(bytes.iter().enumerate().map(|(i, &v)| (0x6000 + i as u16, v)));
+    }
+    Ok(path)
 }
 
 /// Where a run's frames and sound go: the files (and the hashes), and the window when there is one.
@@ -353,6 +387,7 @@ fn run_reference(job: Job) -> Result<NesRun> {
         samples: rb.sample_count,
         summary,
         status,
+        prg_ram: nes.memory[0x6000..0x8000].to_vec(),
     })
 }
 
@@ -373,8 +408,9 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         );
     }
     let opts = host_nes::nes_machine().options();
-    let devices = NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()));
-    let r = crate::run::run_with_devices(&l, &job.image.load_image(), Box::new(devices), l.max_steps, progress, "network CPU: ")?;
+    let devices = Rc::new(RefCell::new(NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()))));
+    let r = crate::run::run_with_devices(&l, &job.image.load_image(), Box::new(Shared(devices.clone(), Vec::new())), l.max_steps, progress, "network CPU: ")?;
+    let prg_ram = devices.borrow().prg_ram().to_vec();
     let rb = rec.file.borrow();
     if let Some(e) = &rb.error {
         bail!("{e}");
@@ -391,7 +427,40 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         samples: rb.sample_count,
         summary: r.finish.summary.clone(),
         status: r.finish.status,
+        prg_ram,
     })
+}
+
+/// The network's devices, kept by the caller too (to read the PRG RAM after the run), and a copy of their
+/// console text.
+struct Shared(Rc<RefCell<NetworkDevices>>, Vec<u8>);
+
+impl isa_api::front::Devices for Shared {
+    fn inject(&mut self, steps: usize) -> Vec<(u32, u64)> {
+        self.0.borrow_mut().inject(steps)
+    }
+    fn step(&mut self, step: &isa_api::StepEvents) {
+        let mut d = self.0.borrow_mut();
+        d.step(step);
+        if d.console().len() != self.1.len() {
+            self.1 = d.console().to_vec();
+        }
+    }
+    fn instructions(&self) -> u64 {
+        self.0.borrow().instructions()
+    }
+    fn console(&self) -> &[u8] {
+        &self.1
+    }
+    fn finish(&mut self, end: isa_api::front::RunEnd) -> isa_api::front::Finish {
+        self.0.borrow_mut().finish(end)
+    }
+    fn done(&self) -> bool {
+        self.0.borrow().done()
+    }
+    fn progress(&self) -> Option<String> {
+        self.0.borrow().progress()
+    }
 }
 
 /// " of N" for a progress line, nothing when the run has no frame limit.

@@ -60,13 +60,21 @@ fn the_demo_on_both_cpus_writes_frames_gif_and_wav() {
 #[test]
 fn bad_roms_and_input_files_are_named() {
     let dir = scratch("nes-bad");
-    let mut mmc1 = b"NES\x1a\x02\x01\x10\x00".to_vec();
-    mmc1.resize(16 + 0x8000 + 0x2000, 0);
-    let rom = dir.join("mmc1.nes");
-    std::fs::write(&rom, mmc1).unwrap();
+    let mut axrom = b"NES\x1a\x02\x01\x70\x00".to_vec();
+    axrom.resize(16 + 0x8000 + 0x2000, 0);
+    let rom = dir.join("axrom.nes");
+    std::fs::write(&rom, axrom).unwrap();
     let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--cpu", "reference"]);
     assert_eq!(code, Some(1));
-    assert!(stderr.contains("mmc1.nes: mapper 1 is not supported"), "{stderr}");
+    assert!(stderr.contains("axrom.nes: mapper 7 is not supported (this host runs mappers 0-4: NROM, MMC1, UxROM, CNROM, MMC3)"), "{stderr}");
+    // A size the board cannot have.
+    let mut cnrom = b"NES\x1a\x02\x00\x30\x00".to_vec();
+    cnrom.resize(16 + 0x8000, 0);
+    let rom = dir.join("cnrom.nes");
+    std::fs::write(&rom, cnrom).unwrap();
+    let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--cpu", "reference"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("CNROM boards have 16 or 32 KiB of PRG ROM and 8 KiB-2 MiB of CHR ROM; the header says 32 KiB of PRG ROM and 0 KiB"), "{stderr}");
     let junk = dir.join("junk.nes");
     std::fs::write(&junk, b"not a rom").unwrap();
     let (_, _, stderr) = run(&["nes", junk.to_str().unwrap(), "--cpu", "reference"]);
@@ -110,4 +118,46 @@ fn the_window_shows_the_frames_or_says_why_not() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("12 frames in"), "{stderr}");
     assert_eq!(std::fs::read_dir(&frames).unwrap().count(), 12);
+}
+
+/// `--save`: a battery cartridge's PRG RAM goes to ROM.sav beside the ROM and comes back on the next run; an
+/// existing save is replaced only with --force; no battery, no save.
+#[test]
+fn battery_ram_is_saved_only_when_asked() {
+    let dir = scratch("nes-save");
+    // An NROM with battery RAM whose program stores $5A at $6000 and $A5 at $7FFF, then loops.
+    let code = [0xA9, 0x5A, 0x8D, 0x00, 0x60, 0xA9, 0xA5, 0x8D, 0xFF, 0x7F, 0x4C, 0x0A, 0x80];
+    let mut f = b"NES\x1a\x01\x01\x02\x00".to_vec();
+    f.resize(16, 0);
+    let mut prg = vec![0u8; 0x4000];
+    prg[..code.len()].copy_from_slice(&code);
+    prg[0x3FFC] = 0x00;
+    prg[0x3FFD] = 0x80;
+    f.extend(prg);
+    f.extend(vec![0u8; 0x2000]);
+    let rom = dir.join("battery.nes");
+    std::fs::write(&rom, &f).unwrap();
+    let sav = dir.join("battery.sav");
+    let _ = std::fs::remove_file(&sav);
+    let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--frames", "1", "--cpu", "reference", "--save"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let saved = std::fs::read(&sav).unwrap();
+    assert_eq!((saved.len(), saved[0], saved[0x1FFF]), (0x2000, 0x5A, 0xA5));
+    // Without --force the save is not replaced; with it, the run starts from it.
+    let mut edited = saved.clone();
+    edited[5] = 0x77;
+    std::fs::write(&sav, &edited).unwrap();
+    let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--frames", "1", "--cpu", "reference", "--save"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("battery.sav exists: --save starts from it and replaces it at the end; add --force"), "{stderr}");
+    assert_eq!(std::fs::read(&sav).unwrap(), edited);
+    let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--frames", "1", "--cpu", "reference", "--save", "--force"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(std::fs::read(&sav).unwrap()[5], 0x77, "the run started from the save");
+    // No battery: refused.
+    f[6] = 0;
+    std::fs::write(&rom, &f).unwrap();
+    let (code, _, stderr) = run(&["nes", rom.to_str().unwrap(), "--frames", "1", "--cpu", "reference", "--save"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("has no battery-backed PRG RAM"), "{stderr}");
 }

@@ -95,6 +95,11 @@ impl NetworkDevices {
         }
     }
 
+    /// The PRG RAM ($6000-$7FFF) as the trace wrote it.
+    pub fn prg_ram(&self) -> &[u8] {
+        &self.shadow[0x6000..0x8000]
+    }
+
     /// Why the run stopped early: the program switched the PRG banks, which the woven CPU does not do yet.
     pub fn bank_switch(&self) -> Option<&str> {
         self.bank_switch.as_deref()

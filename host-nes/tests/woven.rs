@@ -13,22 +13,40 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 
-#[test]
-fn the_demo_on_the_woven_cpu_gives_the_reference_cpus_frames_and_audio() {
-    let frames: u64 = std::env::var("NES_WOVEN_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
-    let input = InputSchedule::parse("demo input", host_nes::DEMO_INPUT).unwrap();
-    let (cart, image) = host_nes::load_rom("demo", host_nes::DEMO_ROM).unwrap();
+/// The NES map woven once for every test of this file.
+fn woven() -> &'static (weaver::Woven, backends::incremental::IncrementalModel) {
+    static W: std::sync::OnceLock<(weaver::Woven, backends::incremental::IncrementalModel)> = std::sync::OnceLock::new();
+    W.get_or_init(|| {
+        let desc = host_nes::nes_machine().describe().unwrap();
+        let t = std::time::Instant::now();
+        let woven = weaver::weave(&desc, &weaver::WeaveOptions::default()).expect("the NES map weaves");
+        let model = backends::incremental::IncrementalModel::new(&woven.config, &woven.weights).expect("the executor builds");
+        eprintln!("NES map woven and built in {:.1} s: {} layers", t.elapsed().as_secs_f64(), woven.config.num_hidden_layers);
+        (woven, model)
+    })
+}
+
+/// What a run of `rom` on the woven CPU gave.
+struct WovenRun {
+    got: Hashes,
+    want: Hashes,
+    status: u8,
+    summary: String,
+    instructions: u64,
+    reference_instructions: u64,
+    tokens: usize,
+    seconds: f64,
+}
+
+/// `frames` frames of `rom` with `input` on the woven CPU and on the reference CPU.
+fn run_both(rom: &[u8], input: &InputSchedule, frames: u64) -> WovenRun {
+    let (cart, image) = host_nes::load_rom("rom", rom).unwrap();
     let mut want = Hashes::default();
     let reference = host_nes::run_reference(cart.clone(), &image, input.clone(), frames, &mut want).unwrap();
-
     let m = host_nes::nes_machine();
-    let desc = m.describe().unwrap();
-    let t = std::time::Instant::now();
-    let woven = weaver::weave(&desc, &weaver::WeaveOptions::default()).expect("the NES map weaves");
-    let model = backends::incremental::IncrementalModel::new(&woven.config, &woven.weights).expect("the executor builds");
-    eprintln!("NES map woven and built in {:.1} s: {} layers", t.elapsed().as_secs_f64(), woven.config.num_hidden_layers);
+    let (woven, model) = woven();
     let rec = Rc::new(RefCell::new(Hashes::default()));
-    let devices = RefCell::new(NetworkDevices::new(&m.options(), Board::new(cart, input), image.memory(), Some(frames), Box::new(rec.clone())));
+    let devices = RefCell::new(NetworkDevices::new(&m.options(), Board::new(cart, input.clone()), image.memory(), Some(frames), Box::new(rec.clone())));
     let proto = &woven.protocol;
     let prompt = image.load_image().prompt(proto);
     let mut st = model.new_state();
@@ -49,18 +67,61 @@ fn the_demo_on_the_woven_cpu_gives_the_reference_cpus_frames_and_audio() {
     .expect("the woven machine runs");
     let mut d = devices.into_inner();
     let fin = d.finish(RunEnd::Devices);
-    assert_eq!(fin.status, 0, "{}", fin.summary);
-    let secs = t.elapsed().as_secs_f64();
-    println!(
-        "{frames} frames of the demo on the woven CPU: {} instructions ({} on the reference CPU), {} tokens, {secs:.1} s ({:.2} s per frame)",
-        d.instructions(),
-        reference.instructions,
-        out.trace.prompt.len() + out.trace.generated.len(),
-        secs / frames as f64
-    );
+    let instructions = d.instructions();
     drop(d);
     let got = Rc::try_unwrap(rec).ok().unwrap().into_inner();
-    assert_eq!(got.frames.len() as u64, frames);
-    assert_eq!(got.frames, want.frames, "frame hashes, woven CPU against the reference CPU");
-    assert!(got.audio == want.audio, "the audio differs ({} and {} samples)", got.audio.len(), want.audio.len());
+    WovenRun {
+        got,
+        want,
+        status: fin.status,
+        summary: fin.summary,
+        instructions,
+        reference_instructions: reference.instructions,
+        tokens: out.trace.prompt.len() + out.trace.generated.len(),
+        seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+#[test]
+fn the_demo_on_the_woven_cpu_gives_the_reference_cpus_frames_and_audio() {
+    let frames: u64 = std::env::var("NES_WOVEN_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let input = InputSchedule::parse("demo input", host_nes::DEMO_INPUT).unwrap();
+    let r = run_both(host_nes::DEMO_ROM, &input, frames);
+    assert_eq!(r.status, 0, "{}", r.summary);
+    println!(
+        "{frames} frames of the demo on the woven CPU: {} instructions ({} on the reference CPU), {} tokens, {:.1} s ({:.2} s per frame)",
+        r.instructions,
+        r.reference_instructions,
+        r.tokens,
+        r.seconds,
+        r.seconds / frames as f64
+    );
+    assert_eq!(r.got.frames.len() as u64, frames);
+    assert_eq!(r.got.frames, r.want.frames, "frame hashes, woven CPU against the reference CPU");
+    assert!(r.got.audio == r.want.audio, "the audio differs ({} and {} samples)", r.got.audio.len(), r.want.audio.len());
+}
+
+/// One game per mapper (`nes/games`), two frames on the woven CPU against the reference CPU: the mapper's
+/// registers in the host, its PRG in the machine's memory while the banks stay where they started; a game that
+/// switches PRG banks stops with the error naming it.
+#[test]
+fn a_game_per_mapper_on_the_woven_cpu() {
+    let Some(dir) = common::testdata("nes/games") else { return };
+    let input = InputSchedule::default();
+    for (name, mapper) in [("CMC80s.NES", 3), ("PCM.demo.wgraphics.nes", 2), ("8bitpeoples_-_deadline_console_invitro.nes", 1), ("smwstomp.nes", 4)] {
+        let rom = std::fs::read(dir.join(name)).unwrap();
+        assert_eq!(host_nes::Cartridge::parse(&rom).unwrap().mapper.number(), mapper);
+        let r = run_both(&rom, &input, 2);
+        assert_eq!(r.status, 0, "{name}: {}", r.summary);
+        println!("{name} (mapper {mapper}): 2 frames, {} instructions, {:.1} s on the woven CPU", r.instructions, r.seconds);
+        assert_eq!(r.got.frames.len(), 2, "{name}");
+        assert_eq!(r.got.frames, r.want.frames, "{name}: frame hashes, woven CPU against the reference CPU");
+        assert!(r.got.audio == r.want.audio, "{name}: the audio differs");
+    }
+    // 240pee switches its UxROM bank at its fourth instruction.
+    let rom = std::fs::read(dir.join("240pee.nes")).unwrap();
+    let r = run_both(&rom, &input, 2);
+    assert_eq!(r.status, isa_api::front::EXIT_FAULT);
+    assert!(r.summary.starts_with("after 4 instructions the program switched PRG banks (UxROM write $FF to $FFF2"), "{}", r.summary);
+    assert!(r.got.frames.is_empty());
 }

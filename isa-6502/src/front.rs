@@ -124,7 +124,7 @@ pub fn ines_prg(file: &[u8]) -> Result<Vec<u8>, FrontError> {
     }
     let mapper = (file[6] >> 4) | (file[7] & 0xF0);
     if mapper != 0 {
-        return Err(FrontError::new(format!("mapper {mapper} is not supported (only mapper 0, NROM)")));
+        return Err(FrontError::new(format!("mapper {mapper} is not supported here (this loader takes mapper 0, NROM; `loom nes` runs mappers 0-4)")));
     }
     let banks = usize::from(file[4]);
     if banks != 1 && banks != 2 {
