@@ -9,8 +9,9 @@
 //! search), drawn with their priority, and sprite 0's hit sets its flag at the first overlap of opaque pixels.
 //!
 //! Simplified, as no NROM game depends on it: sprite evaluation and the sprite pattern fetches happen at once
-//! at dot 257 rather than spread over dots 65-320; the open-bus latch does not decay; the $2007 increment during
-//! rendering is the plain one; color emphasis bits are not applied to the picture (greyscale is).
+//! at dot 257 rather than spread over dots 65-320 (the address bus's A12, which MMC3 counts, follows the
+//! hardware's fetch timing); the open-bus latch does not decay; color emphasis bits are not applied to the
+//! picture (greyscale is).
 
 use crate::cartridge::Cartridge;
 #[cfg(test)]
@@ -243,13 +244,28 @@ impl Ppu {
         }
     }
 
-    /// One byte written to OAM at OAMADDR, which advances ($2004 writes and OAM DMA).
+    /// One byte written to OAM at OAMADDR, which advances ($2004 writes and OAM DMA). While rendering (the
+    /// visible lines and the pre-render line, background or sprites on) OAM keeps its bytes and OAMADDR takes
+    /// the glitchy increment of its high six bits (the wiki's "PPU registers", OAMDATA). An attribute byte keeps
+    /// bits 0-1 and 5-7 (the others do not exist).
     pub fn write_oam(&mut self, value: u8) {
+        if (self.scanline < 240 || self.scanline == 261) && self.rendering() {
+            self.oam_addr = self.oam_addr.wrapping_add(4);
+            return;
+        }
+        let value = if self.oam_addr & 3 == 2 { value & 0xE3 } else { value };
         self.oam[usize::from(self.oam_addr)] = value;
         self.oam_addr = self.oam_addr.wrapping_add(1);
     }
 
     fn increment_v(&mut self) {
+        if self.scanline < 240 && self.rendering() {
+            // During rendering a $2007 access bumps the scroll: coarse X and Y at once (the wiki's "PPU
+            // scrolling", "$2007 reads and writes"), as tetanes-core does.
+            self.increment_x();
+            self.increment_y();
+            return;
+        }
         self.v = self.v.wrapping_add(if self.ctrl & 0x04 != 0 { 32 } else { 1 }) & 0x7FFF;
     }
 
