@@ -92,15 +92,20 @@ fn the_demos_frames_equal_tetanes() {
 }
 
 /// The games of `nes/games` (no input, 120 frames) with our host and the reference CPU against tetanes-core:
-/// `(ROM, frames identical)`. All 120 where the two agree; the rest are the open differences of issue 35,
-/// pinned so that a change shows (`survey_games_against_tetanes` prints where each differs):
-/// - `BLOCKS.NES` frame 4: three sprite pixels on row 169 that tetanes draws and we do not;
-/// - `max-300.nes` frame 1 and `ny2011.nes` frame 17: one pixel where a palette write in forced blank changes
-///   the colour mid-line (tetanes applies the write a dot later within the CPU cycle); `ny2011.nes` later:
-///   single pixels at column 255;
-/// - `pulsar.nes` from frame 16 and `apocalypse.nes` from frame 5: a few single pixels (sprites) per frame;
-/// - `8bitpeoples_-_deadline_console_invitro.nes` from frame 9: its sprites come from the other 4 KiB of
-///   CHR RAM (MMC1).
+/// `(ROM, frames identical)`, pinned so that a change shows (`survey_games_against_tetanes` prints where each
+/// differs). Where they differ, the two CPUs' instruction traces (ours and tetanes' `clock_instr`, compared
+/// register by register) say why:
+/// - `8bitpeoples_-_deadline_console_invitro.nes` (instruction 58,497), `apocalypse.nes` (25,628), `pulsar.nes`
+///   (122,252), `ny2011.nes` (7,827): tetanes enters the vertical-blank NMI one instruction earlier, in a wait
+///   loop. Both emulators pass blargg's NMI timing ROMs (ppu_vbl_nmi 10/10 and cpu_interrupts_v2 5/5, tetanes
+///   checked too), which synchronise to the PPU before they measure; what differs is the CPU/PPU alignment
+///   within a CPU cycle at power-on, which varies between consoles. From there the NMI handler runs 3-4 cycles
+///   apart: ny2011's writes land a few dots apart (single pixels at column 255, a palette split), the others'
+///   frame counters and sprites diverge.
+/// - `max-300.nes` frame 1: one pixel where a palette write in forced blank changes the colour mid-line.
+/// - `BLOCKS.NES` frame 4: three sprite pixels on row 169, not explained yet. The CPUs first differ at
+///   instruction 48,118, a $2002 read whose open-bus bits tetanes clears every frame (hardware's decay takes
+///   about 600 ms; ours keeps the latch), but clearing ours every frame leaves frame 4 as it is.
 const GAMES: [(&str, usize); 15] = [
     ("240pee.nes", 120),
     ("8bitpeoples_-_deadline_console_invitro.nes", 9),
