@@ -77,6 +77,13 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // A closed pipe ends loom quietly, as it does any Unix tool (`loom lockstep ... | head`): Rust starts with
+    // SIGPIPE ignored, so a write to a closed standard output would panic ("failed printing to stdout").
+    // SAFETY: restoring the default disposition of one signal, before any thread starts.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let ok = |r: anyhow::Result<()>| r.map(|()| std::process::ExitCode::SUCCESS);
     let result = match cli.command {

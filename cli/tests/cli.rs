@@ -123,3 +123,28 @@ fn a_second_run_loads_the_woven_machine_from_the_cache() {
     let out = loom().current_dir(repo()).env("LOOM_WEAVE_CACHE", "off").env("HOME", &off).env("XDG_CACHE_HOME", &off).args(["run", "configs/acc8.toml", "--max-steps", "50"]).output().unwrap();
     assert!(out.status.code().is_some() && entries(&off).is_empty(), "{:?}", entries(&off));
 }
+
+/// A reader that goes away (`loom ... | head`) ends loom by SIGPIPE, as any Unix tool, not by a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_loom_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = loom()
+        .current_dir(repo())
+        .args(["nes", "--frames", "1", "--cpu", "reference", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader closes before loom writes
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc_sigpipe()), "{:?}: {stderr}", out.status);
+}
+
+/// SIGPIPE's number on Linux and the BSDs.
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}
