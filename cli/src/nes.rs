@@ -139,11 +139,14 @@ fn progress_bar(show: bool) -> ProgressBar {
 /// `loom nes`; returns the process exit status: 0, 1 when `--cpu both` finds a difference, 134 when a CPU
 /// faults (an opcode the 2A03 refuses), 124 at the step limit.
 pub fn run(a: Args) -> Result<ExitCode> {
+    let is_config = |p: &PathBuf| p.extension().is_some_and(|e| e == "toml");
     let (config, rom_path) = match a.inputs.as_slice() {
         [] => (None, None),
-        [one] if one.extension().is_some_and(|e| e == "toml") => (Some(one.clone()), None),
+        [one] if is_config(one) => (Some(one.clone()), None),
         [one] => (None, Some(one.clone())),
-        [c, r] => (Some(c.clone()), Some(r.clone())),
+        [c, r] if is_config(c) && !is_config(r) => (Some(c.clone()), Some(r.clone())),
+        [c, r] if is_config(r) => bail!("the config goes first: loom nes {} {}", r.display(), c.display()),
+        [c, _] => bail!("one ROM at a time ({} is not a config: a config ends in .toml)", c.display()),
         _ => bail!("give at most a config and a ROM"),
     };
     if a.frames == Some(0) {

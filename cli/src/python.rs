@@ -1,4 +1,4 @@
-//! `loom python [CONFIG] (-c CODE | SCRIPT)`: MicroPython in the woven RV32IM machine. The firmware
+//! `loom python [CONFIG] (-c CODE | SCRIPT | -)`: MicroPython in the woven RV32IM machine. The firmware
 //! (`isa_rv32im::examples::MICROPYTHON_ELF`) is the program; the script is its standard input, which the host
 //! feeds as the machine's read(2) asks for it; the console is the script's output. Nothing of Python runs on
 //! the host: it weaves the machine, loads the firmware, delivers bytes and prints bytes.
@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// `[CONFIG] [SCRIPT]`: an rv32im config with at least 256 KiB of RAM from 0x10000 (default: the built-in
-    /// configs/rv32im.toml) and a Python script file (or `-c CODE`).
+    /// `[CONFIG] [SCRIPT]`: an rv32im config (a `.toml`) with at least 256 KiB of RAM from 0x10000 (default:
+    /// the built-in configs/rv32im.toml) and a Python script file, `-` for standard input (or `-c CODE`).
     #[arg(num_args = 0..=2, value_name = "[CONFIG] [SCRIPT]")]
     pub inputs: Vec<PathBuf>,
     /// The program as a string, like `python -c`.
@@ -27,17 +27,26 @@ const RV32_CONFIG: &str = include_str!("../../configs/rv32im.toml");
 
 /// `loom python`; returns the script's exit status (0; 1 when it raised an exception).
 pub fn run(a: Args) -> Result<ExitCode> {
+    let is_config = |p: &PathBuf| p.extension().is_some_and(|e| e == "toml");
     let (config, script) = match (a.inputs.as_slice(), &a.code) {
         ([], Some(_)) => (None, None),
-        ([one], Some(_)) => (Some(one.clone()), None),
-        ([one], None) if one.extension().is_some_and(|e| e == "toml") => bail!("give a script or -c CODE"),
+        ([one], Some(_)) if is_config(one) => (Some(one.clone()), None),
+        ([one], Some(_)) => bail!("give a script or -c CODE, not both ({} is not a config: a config ends in .toml)", one.display()),
+        ([one], None) if is_config(one) => bail!("give a script or -c CODE after the config"),
         ([one], None) => (None, Some(one.clone())),
-        ([c, s], None) => (Some(c.clone()), Some(s.clone())),
+        ([c, s], None) if is_config(c) && !is_config(s) => (Some(c.clone()), Some(s.clone())),
+        ([c, s], None) if is_config(s) => bail!("the config goes first: loom python {} {}", s.display(), c.display()),
+        ([c, _], None) => bail!("one script at a time ({} is not a config: a config ends in .toml)", c.display()),
         ([_, _], Some(_)) => bail!("give a script or -c CODE, not both"),
-        _ => bail!("give a script or -c CODE (loom python [CONFIG] SCRIPT, loom python [CONFIG] -c 'print(2**100)')"),
+        _ => bail!("give a script or -c CODE (loom python [CONFIG] SCRIPT, loom python [CONFIG] -c 'print(2**100)', loom python - < SCRIPT)"),
     };
     let source: Vec<u8> = match (&a.code, &script) {
         (Some(c), _) => c.clone().into_bytes(),
+        (None, Some(p)) if p.as_os_str() == "-" => {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v).context("reading the script from standard input")?;
+            v
+        }
         (None, Some(p)) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
         (None, None) => unreachable!("checked above"),
     };

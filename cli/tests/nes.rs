@@ -55,6 +55,17 @@ fn the_demo_on_both_cpus_writes_frames_gif_and_wav() {
     assert_eq!(std::fs::read(&gif).unwrap(), g, "the GIF is untouched");
     let (code, _, stderr) = run(&["nes", "--frames", "1", "--cpu", "reference", "--gif", gif.to_str().unwrap(), "--force"]);
     assert_eq!(code, Some(0), "{stderr}");
+    // --force on a directory of frames from a longer run leaves this run's frames only (and the user's other files).
+    std::fs::write(frames.join("notes.txt"), "mine").unwrap();
+    let (code, _, stderr) = run(&["nes", "--frames", "2", "--cpu", "reference", "--out", frames.to_str().unwrap(), "--force"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut names: Vec<String> = std::fs::read_dir(&frames).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["frame-00000.png", "frame-00001.png", "notes.txt"]);
+    // --out onto a file: named, before any work.
+    let (code, _, stderr) = run(&["nes", "--frames", "1", "--cpu", "reference", "--out", gif.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("is a file; --out takes a directory for the frames"), "{stderr}");
 }
 
 #[test]
@@ -86,6 +97,13 @@ fn bad_roms_and_input_files_are_named() {
     assert!(stderr.contains("buttons.txt, line 2: \"Jump\" is not a button"), "{stderr}");
     let (_, _, stderr) = run(&["nes", "configs/rv32im.toml", "--frames", "1"]);
     assert!(stderr.contains("loom nes runs the 6502's NES map"), "{stderr}");
+    // Arguments are not guessed by position: a config ends in .toml and comes first.
+    let (code, _, stderr) = run(&["nes", "fib.elf", "demo.nes"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("one ROM at a time (fib.elf is not a config: a config ends in .toml)"), "{stderr}");
+    let (code, _, stderr) = run(&["nes", "demo.nes", "configs/nes.toml"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("the config goes first: loom nes configs/nes.toml demo.nes"), "{stderr}");
 }
 
 /// `--window`: under a virtual X server (Debian's xvfb, which `.ci/run` installs) the demo runs in a window and

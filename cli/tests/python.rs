@@ -53,4 +53,33 @@ fn loom_python_refuses_what_it_cannot_run() {
     let (code, e) = run(&["python", "no-such-script.py"]);
     assert_eq!(code, Some(1));
     assert!(e.contains("reading no-such-script.py"), "{e}");
+    // Arguments are not guessed by position: a config ends in .toml and comes first.
+    let (code, e) = run(&["python", "a.py", "-c", "print(1)"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("give a script or -c CODE, not both (a.py is not a config: a config ends in .toml)"), "{e}");
+    let (code, e) = run(&["python", "a.py", "b.py"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("one script at a time (a.py is not a config"), "{e}");
+    let (code, e) = run(&["python", "a.py", "configs/rv32im.toml"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("the config goes first: loom python configs/rv32im.toml a.py"), "{e}");
+}
+
+/// `loom python -` reads the script from standard input.
+#[test]
+fn loom_python_reads_the_script_from_standard_input() {
+    use std::io::Write;
+    let mut child = loom()
+        .current_dir(repo())
+        .args(["python", "-", "--no-progress"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"x = 6\nprint(x * 7)\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n", "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
 }

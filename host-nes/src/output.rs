@@ -83,13 +83,27 @@ pub struct FileRecorder {
 
 impl FileRecorder {
     /// Open the outputs of `spec`: existing files are refused unless `spec.force`; the PNG directory is
-    /// created.
+    /// created. With `spec.force`, the frames (`frame-NNNNN.png`) a directory holds from an earlier run are
+    /// removed first, so it holds this run's frames only; nothing else in it is touched.
     pub fn new(spec: OutputSpec) -> Result<Self, OutputError> {
         let spec = OutputSpec { every: spec.every.max(1), ..spec };
         if let Some(d) = &spec.png_dir {
+            if d.exists() && !d.is_dir() {
+                return Err(err(d, "is a file; --out takes a directory for the frames"));
+            }
             std::fs::create_dir_all(d).map_err(|e| err(d, e))?;
             if !spec.force && d.join("frame-00000.png").exists() {
                 return Err(err(d, "holds frame-00000.png already; give --force to replace the frames"));
+            }
+            if spec.force {
+                for e in std::fs::read_dir(d).map_err(|e| err(d, e))? {
+                    let p = e.map_err(|e| err(d, e))?.path();
+                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    let frame = name.len() == 15 && name.starts_with("frame-") && name.ends_with(".png") && name[6..11].bytes().all(|b| b.is_ascii_digit());
+                    if frame && p.is_file() {
+                        std::fs::remove_file(&p).map_err(|e| err(&p, e))?;
+                    }
+                }
             }
         }
         for p in [&spec.gif, &spec.wav].into_iter().flatten() {
