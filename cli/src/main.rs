@@ -22,7 +22,7 @@ mod weave;
 mod weave_cache;
 
 #[derive(Parser)]
-#[command(name = "loom", version, about = "Qwen3.5 runtime and machine weaver")]
+#[command(name = "loom", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LOOM_COMMIT"), ")"), about = "Qwen3.5 runtime and machine weaver")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -74,6 +74,12 @@ enum Command {
     /// n=37 --arg 'out=zeros(40)'` (or a launch file `kernel.toml` beside it); prints the arrays as JSON.
     /// `--check` replays the trace against the reference interpreter.
     Cuda(cuda::Args),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell), e.g.
+    /// `loom completions bash > ~/.local/share/bash-completion/completions/loom`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -101,6 +107,10 @@ fn main() -> std::process::ExitCode {
         Command::Nes(a) => nes::run(a),
         Command::Python(a) => python::run(a),
         Command::Cuda(a) => cuda::run(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "loom", &mut std::io::stdout());
+            Ok(std::process::ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

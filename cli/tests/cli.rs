@@ -148,3 +148,27 @@ fn a_closed_pipe_ends_loom_quietly() {
 fn libc_sigpipe() -> i32 {
     13
 }
+
+/// `loom --version` names the commit it was built from.
+#[test]
+fn the_version_names_the_commit() {
+    let out = loom().arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(v.starts_with("loom 0.1.0 (commit ") || v.starts_with("loom 0.1.0 (unknown commit)"), "{v}");
+    if v.contains("(commit ") {
+        let hash: String = v.split("(commit ").nth(1).unwrap().chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+        assert_eq!(hash.len(), 12, "{v}");
+    }
+}
+
+/// `loom completions SHELL` prints a completion script that knows the verbs.
+#[test]
+fn completions_name_the_verbs() {
+    let out = loom().args(["completions", "bash"]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(s.contains("_loom()") && s.contains("nes") && s.contains("python") && s.contains("lockstep"), "{}", &s[..s.len().min(400)]);
+    let out = loom().args(["completions", "tcsh"]).output().unwrap();
+    assert!(!out.status.success());
+}
