@@ -12,6 +12,7 @@ mod generate;
 mod graft;
 mod lockstep;
 mod nes;
+mod progress;
 mod python;
 mod random_model;
 mod registry;

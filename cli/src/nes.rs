@@ -131,7 +131,7 @@ fn spec(a: &Args, record: bool) -> OutputSpec {
 }
 
 fn progress_bar(show: bool) -> ProgressBar {
-    let pb = if show && std::io::IsTerminal::is_terminal(&std::io::stderr()) { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    let pb = crate::progress::spinner(show);
     pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap());
     pb
 }

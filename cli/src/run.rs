@@ -395,7 +395,7 @@ pub(crate) fn run_with_devices(l: &Loaded, image: &LoadImage, devices: Box<dyn D
 fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, max_steps: usize, progress: bool, label: &str, pre: Option<&Preloaded>) -> Result<RunResult> {
     let devices: RefCell<Box<dyn Devices>> = RefCell::new(devices);
     let prompt = image.prompt(&l.protocol);
-    let pb = if progress { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    let pb = crate::progress::spinner(progress);
     pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
     let (mut session, mut skip, preloaded_next) = match pre {
         Some(p) => {
@@ -502,7 +502,7 @@ pub(crate) fn program_or_demo(path: Option<&PathBuf>, machine: &dyn Machine, wha
 }
 
 fn spinner(progress: bool, msg: &str) -> ProgressBar {
-    let pb = if progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+    let pb = crate::progress::spinner(progress);
     pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap());
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
     pb.set_message(msg.to_string());
