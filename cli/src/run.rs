@@ -540,9 +540,12 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             };
             let (cfg, machine) = open_config(config, &a.keys)?;
             let program = program_or_demo(a.inputs.get(1), machine.as_ref(), &cfg.origin)?;
-            // Check the program and the device options before the (long) weave.
+            // Check the program, the device options and --stdin before the (long) weave.
             machine.load(&program)?;
             device_options(&a, &machine.describe()?.face)?;
+            if let Some(p) = &a.stdin {
+                std::fs::File::open(p).with_context(|| format!("--stdin {}", p.display()))?;
+            }
             (weave_config(&cfg, machine, a.executor, progress)?, program)
         }
     };

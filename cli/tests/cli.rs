@@ -172,3 +172,19 @@ fn completions_name_the_verbs() {
     let out = loom().args(["completions", "tcsh"]).output().unwrap();
     assert!(!out.status.success());
 }
+
+/// Bad input is named before the weave: a missing --stdin file, a host binary given as an RV32 program.
+#[test]
+fn bad_run_inputs_are_named_before_weaving() {
+    let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "--stdin", "no-such-input.txt"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--stdin no-such-input.txt: No such file"), "{stderr}");
+    assert!(!stderr.contains("layers, hidden"), "named after weaving: {stderr}");
+    let ls = std::path::Path::new("/bin/ls");
+    if ls.exists() && std::fs::read(ls).unwrap().get(18) == Some(&62) {
+        let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "/bin/ls"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("a 64-bit x86-64 binary; expected 1 = ELFCLASS32"), "{stderr}");
+    }
+}

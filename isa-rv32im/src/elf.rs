@@ -12,14 +12,33 @@ use crate::interp::{Config, Cpu};
 use crate::mem::Ram;
 
 /// Why an ELF file could not be loaded.
+/// What a non-32-bit ELF is, from its class and (little-endian) `e_machine`: "an RV64 binary", "a 64-bit
+/// x86-64 binary", ... (machine numbers from the System V ABI's list).
+fn describe_class(class: u8, machine: u16) -> String {
+    let name = match machine {
+        3 => "x86",
+        40 => "ARM",
+        62 => "x86-64",
+        183 => "AArch64",
+        243 => "RISC-V",
+        _ => "",
+    };
+    match (class, machine) {
+        (2, 243) => "a 64-bit RISC-V (RV64) binary".to_string(),
+        (2, _) if !name.is_empty() => format!("a 64-bit {name} binary"),
+        (2, m) => format!("a 64-bit binary for machine {m}"),
+        (c, _) => format!("class {c} is neither 32- nor 64-bit"),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ElfError {
     /// Shorter than an ELF identification or no `\x7fELF` magic.
     #[error("not an ELF file (no \\x7fELF magic)")]
     NotElf,
     /// `EI_CLASS` is not ELFCLASS32.
-    #[error("wrong ELF class {0} (expected 1 = ELFCLASS32; is this an RV64 binary?)")]
-    WrongClass(u8),
+    #[error("wrong ELF class {class} ({}; expected 1 = ELFCLASS32, a 32-bit RISC-V executable)", describe_class(*class, *machine))]
+    WrongClass { class: u8, machine: u16 },
     /// `EI_DATA` is not ELFDATA2LSB.
     #[error("wrong ELF data encoding {0} (expected 1 = little-endian)")]
     WrongEndian(u8),
@@ -85,7 +104,9 @@ pub fn parse_elf(bytes: &[u8]) -> Result<ElfImage, ElfError> {
         return Err(ElfError::NotElf);
     }
     if bytes[4] != elf::ELFCLASS32.0 {
-        return Err(ElfError::WrongClass(bytes[4]));
+        // e_machine sits at the same offset in both classes.
+        let machine = bytes.get(18..20).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+        return Err(ElfError::WrongClass { class: bytes[4], machine });
     }
     if bytes[5] != elf::ELFDATA2LSB.0 {
         return Err(ElfError::WrongEndian(bytes[5]));

@@ -44,8 +44,16 @@ fn clear_errors() {
     );
     assert_eq!(
         parse_elf(&patched(|v| v[4] = 2)).unwrap_err(),
-        ElfError::WrongClass(2)
+        ElfError::WrongClass { class: 2, machine: 243 }
     );
+    assert!(parse_elf(&patched(|v| v[4] = 2)).unwrap_err().to_string().contains("a 64-bit RISC-V (RV64) binary"));
+    // A host binary (x86-64, as /bin/ls) is named as one, not guessed to be RV64.
+    let x86 = parse_elf(&patched(|v| {
+        v[4] = 2;
+        v[18] = 62;
+    }))
+    .unwrap_err();
+    assert_eq!(x86.to_string(), "wrong ELF class 2 (a 64-bit x86-64 binary; expected 1 = ELFCLASS32, a 32-bit RISC-V executable)");
     assert_eq!(
         parse_elf(&patched(|v| v[5] = 2)).unwrap_err(),
         ElfError::WrongEndian(2)
