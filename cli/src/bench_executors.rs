@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "sparse,incremental,jit")]
     pub executors: Vec<ExecutorKind>,
     /// Stop after this many machine steps (default: the config's `max_steps`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_steps: Option<usize>,
     /// Print the figures as JSON instead of a table.
     #[arg(long)]

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long)]
     pub executor: Option<ExecutorKind>,
     /// Bound on machine steps per program (the comparison covers the steps run until then).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_steps: Option<usize>,
     /// Standard input for every program (RV32: what read(2) on fd 0 returns; default: none). The
     /// interpreter gets the bytes the trace shows the host delivering.

@@ -37,7 +37,7 @@ pub struct Args {
     pub executor: Option<ExecutorKind>,
     /// Stop after this many machine steps if the machine has not halted (default: the config's
     /// `max_steps`, or 100,000,000 with --model).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_steps: Option<usize>,
     /// Write {"prompt": [...], "generated": [...], "injected": [[i, id], ...]} here.
     #[arg(long)]
@@ -110,7 +110,7 @@ pub struct RunFlags {
     #[arg(long)]
     pub executor: Option<ExecutorKind>,
     /// Stop after this many machine steps (default: the config's `max_steps`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_steps: Option<usize>,
     /// No progress line on stderr.
     #[arg(long)]

@@ -188,3 +188,15 @@ fn bad_run_inputs_are_named_before_weaving() {
         assert!(stderr.contains("a 64-bit x86-64 binary; expected 1 = ELFCLASS32"), "{stderr}");
     }
 }
+
+/// A negative step count is named as a bad value (status 2, clap's usage error), not taken for a flag.
+#[test]
+fn a_negative_step_count_is_a_bad_value() {
+    for verb in ["run", "lockstep"] {
+        let out = loom().current_dir(repo()).args([verb, "configs/acc8.toml", "--max-steps", "-1"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("invalid value '-1' for '--max-steps"), "{stderr}");
+        assert!(!stderr.contains("use '-- -1'"), "{stderr}");
+    }
+}
