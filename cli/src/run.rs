@@ -153,14 +153,23 @@ impl Loaded {
 /// Read a config and make its machine (cheap: nothing is woven yet).
 pub(crate) fn open_config(path: &Path, keys: &KeyOverrides) -> Result<(Config, Box<dyn Machine>)> {
     let mut cfg = Config::from_file(path)?;
-    for (key, value) in [("load_at", keys.load_at), ("entry", keys.pc)] {
+    let plain = cfg.clone();
+    let mut given = Vec::new();
+    for (key, flag, value) in [("load_at", "--load-at", keys.load_at), ("entry", "--pc", keys.pc)] {
         if let Some(v) = value {
-            let v = i64::try_from(v).map_err(|_| anyhow::anyhow!("--{}: {v:#x} is too large", key.replace('_', "-")))?;
+            let v = i64::try_from(v).map_err(|_| anyhow::anyhow!("{flag}: {v:#x} is too large"))?;
             cfg.machine.keys.insert(key.to_string(), toml::Value::Integer(v));
+            given.push(flag);
         }
     }
-    let machine = cfg.machine(MACHINES)?;
-    Ok((cfg, machine))
+    match cfg.machine(MACHINES) {
+        Ok(machine) => Ok((cfg, machine)),
+        // The flags, not the config, are what the machine refuses.
+        Err(e) if !given.is_empty() && plain.machine(MACHINES).is_ok() => {
+            bail!("{}: machine {} does not take this (it sets the machine keys load_at / entry, which only the 6502 has): {e}", given.join(" and "), plain.machine.isa.as_deref().unwrap_or("?"))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The config at `path`, or the built-in config `builtin` (its text) named `origin` when there is none.
@@ -476,6 +485,9 @@ fn device_options(a: &Args, face: &isa_api::MachineFace) -> Result<(crate::displ
     let out = crate::display::FrameOutput { gif: a.gif.clone(), png_dir: a.out.clone(), scale: a.scale, force: a.force };
     if out.any() && !has(|d| matches!(d, DeviceDesc::Display { .. })) {
         bail!("--gif/--out: machine {} declares no display", face.name);
+    }
+    if a.frames == Some(0) {
+        bail!("--frames must be at least 1");
     }
     if (out.any() || a.frames.is_some()) && !has(|d| matches!(d, DeviceDesc::Ticks { .. })) {
         bail!("--frames/--gif/--out: machine {} declares no clock (frames are its ticks)", face.name);

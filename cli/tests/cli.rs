@@ -200,3 +200,17 @@ fn a_negative_step_count_is_a_bad_value() {
         assert!(!stderr.contains("use '-- -1'"), "{stderr}");
     }
 }
+
+/// Flags the machine does not take are blamed, not the config; `--frames 0` is refused before anything runs.
+#[test]
+fn flags_are_named_not_the_config() {
+    let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "--load-at", "0x100"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: --load-at: machine rv32im does not take this"), "{stderr}");
+    let out = loom().current_dir(repo()).args(["run", "configs/6502-flat.toml", "--frames", "0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--frames must be at least 1"), "{stderr}");
+    assert!(!stderr.contains("layers, hidden"), "{stderr}");
+}
