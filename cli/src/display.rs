@@ -27,14 +27,11 @@ impl FrameOutput {
         if self.scale == 0 || self.scale > 64 {
             bail!("--scale {}: from 1 to 64", self.scale);
         }
-        if self.force {
-            return Ok(());
-        }
-        if let Some(g) = self.gif.as_ref().filter(|g| g.exists()) {
+        if let Some(g) = self.gif.as_ref().filter(|g| g.exists() && !self.force) {
             bail!("{} exists; give --force to replace it", g.display());
         }
-        if let Some(d) = self.png_dir.as_ref().filter(|d| d.join("frame-00000.png").exists()) {
-            bail!("{} holds frame-00000.png already; give --force to replace the frames", d.display());
+        if let Some(d) = &self.png_dir {
+            host_nes::output::check_frame_dir(d, self.force)?;
         }
         Ok(())
     }
@@ -65,6 +62,9 @@ impl FrameOutput {
         }
         if let Some(dir) = &self.png_dir {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            if self.force {
+                host_nes::output::clear_frames(dir)?;
+            }
             for (i, f) in frames.iter().enumerate() {
                 write_png(&dir.join(format!("frame-{i:05}.png")), w, h, &gray(f).iter().map(|p| p * 255).collect::<Vec<u8>>())?;
             }

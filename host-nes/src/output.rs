@@ -49,6 +49,32 @@ pub fn check_new(path: &Path, force: bool) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Whether `d` can take a run's frames (`frame-00000.png`, ...): not a file, and (without `force`) holding no
+/// frames yet. Changes nothing.
+pub fn check_frame_dir(d: &Path, force: bool) -> Result<(), OutputError> {
+    if d.exists() && !d.is_dir() {
+        return Err(err(d, "is a file; --out takes a directory for the frames"));
+    }
+    if !force && d.join("frame-00000.png").exists() {
+        return Err(err(d, "holds frame-00000.png already; give --force to replace the frames"));
+    }
+    Ok(())
+}
+
+/// Remove the frames (`frame-NNNNN.png`) an earlier run left in `d`, so that it holds the next run's only;
+/// nothing else in it is touched.
+pub fn clear_frames(d: &Path) -> Result<(), OutputError> {
+    for e in std::fs::read_dir(d).map_err(|e| err(d, e))? {
+        let p = e.map_err(|e| err(d, e))?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let frame = name.len() == 15 && name.starts_with("frame-") && name.ends_with(".png") && name[6..11].bytes().all(|b| b.is_ascii_digit());
+        if frame && p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| err(&p, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// What a run writes.
 #[derive(Clone, Debug, Default)]
 pub struct OutputSpec {
@@ -88,22 +114,10 @@ impl FileRecorder {
     pub fn new(spec: OutputSpec) -> Result<Self, OutputError> {
         let spec = OutputSpec { every: spec.every.max(1), ..spec };
         if let Some(d) = &spec.png_dir {
-            if d.exists() && !d.is_dir() {
-                return Err(err(d, "is a file; --out takes a directory for the frames"));
-            }
+            check_frame_dir(d, spec.force)?;
             std::fs::create_dir_all(d).map_err(|e| err(d, e))?;
-            if !spec.force && d.join("frame-00000.png").exists() {
-                return Err(err(d, "holds frame-00000.png already; give --force to replace the frames"));
-            }
             if spec.force {
-                for e in std::fs::read_dir(d).map_err(|e| err(d, e))? {
-                    let p = e.map_err(|e| err(d, e))?.path();
-                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    let frame = name.len() == 15 && name.starts_with("frame-") && name.ends_with(".png") && name[6..11].bytes().all(|b| b.is_ascii_digit());
-                    if frame && p.is_file() {
-                        std::fs::remove_file(&p).map_err(|e| err(&p, e))?;
-                    }
-                }
+                clear_frames(d)?;
             }
         }
         for p in [&spec.gif, &spec.wav].into_iter().flatten() {
