@@ -87,6 +87,15 @@ pub struct Config {
     pub origin: String,
 }
 
+/// `path` (a library under some crate's `target/` directory) under the build directory `target_dir` instead:
+/// the components after the last `target` joined onto it; `None` when `path` has no `target` component.
+pub fn under_target_dir(path: &Path, target_dir: &Path) -> Option<PathBuf> {
+    let parts: Vec<_> = path.components().collect();
+    let at = parts.iter().rposition(|c| c.as_os_str() == "target")?;
+    let rest: PathBuf = parts[at + 1..].iter().collect();
+    (!rest.as_os_str().is_empty()).then(|| target_dir.join(rest))
+}
+
 impl Config {
     /// Parse TOML text; `origin` names it in errors, `base_dir` anchors its paths.
     pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Self, ConfigError> {
@@ -124,7 +133,14 @@ impl Config {
     pub fn machine(&self, registry: &[&dyn MachineFront]) -> Result<Box<dyn Machine>, ConfigError> {
         let m = &self.machine;
         let external = |what: &str, path: &str| -> Result<MachineDesc, ConfigError> {
-            let p = self.base_dir.join(path);
+            let mut p = self.base_dir.join(path);
+            if what == "plugin" && !p.exists() {
+                // A plugin built with CARGO_TARGET_DIR set lies under that directory, not the crate's target/.
+                let moved = std::env::var_os("CARGO_TARGET_DIR").and_then(|t| under_target_dir(&p, Path::new(&t)));
+                if let Some(alt) = moved.filter(|a| a.exists()) {
+                    p = alt;
+                }
+            }
             let bytes = if what == "plugin" {
                 isa_api::plugin::load_plugin_bytes(&p).map_err(|e| self.err(e.to_string()))?
             } else {
@@ -194,6 +210,11 @@ mod tests {
         assert!(e.contains("cuda"), "{e}");
         let e = parse("[machine]\nisa = \"io8\"\nlimit = 300\n").unwrap().machine(REG).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("limit = 300"), "{e}");
+        assert_eq!(
+            under_target_dir(Path::new("cfg/../examples/plugins/chip8/target/release/libloom_chip8.so"), Path::new("/cache/t")),
+            Some(PathBuf::from("/cache/t/release/libloom_chip8.so"))
+        );
+        assert_eq!(under_target_dir(Path::new("/opt/lib/libx.so"), Path::new("/cache/t")), None);
         let e = parse("[machine]\nplugin = \"/nonexistent/libx.so\"\n").unwrap().machine(REG).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("/nonexistent/libx.so"), "{e}");
         let e = parse("[machine]\nisa = \"acc8\"\n[geometry]\nlayrs = 3\n").unwrap_err().to_string();
