@@ -75,6 +75,8 @@ enum Command {
     /// n=37 --arg 'out=zeros(40)'` (or a launch file `kernel.toml` beside it); prints the arrays as JSON.
     /// `--check` replays the trace against the reference interpreter.
     Cuda(cuda::Args),
+    /// Where the weave cache is, what it holds and how big it is; `loom cache clear` empties it.
+    Cache(weave_cache::CacheArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell), e.g.
     /// `loom completions bash > ~/.local/share/bash-completion/completions/loom`.
     Completions {
@@ -108,6 +110,7 @@ fn main() -> std::process::ExitCode {
         Command::Nes(a) => nes::run(a),
         Command::Python(a) => python::run(a),
         Command::Cuda(a) => cuda::run(a),
+        Command::Cache(a) => ok(weave_cache::run(a)),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "loom", &mut std::io::stdout());
             Ok(std::process::ExitCode::SUCCESS)

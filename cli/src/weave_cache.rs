@@ -53,6 +53,63 @@ pub fn dir() -> Option<PathBuf> {
     }
 }
 
+/// The entries of the cache at `root`: (directory name, bytes on disk, last use), most recently used first.
+pub fn entries(root: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let Ok(rd) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut v: Vec<(String, u64, std::time::SystemTime)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter_map(|p| {
+            let used = std::fs::metadata(p.join(WEIGHTS)).and_then(|m| m.modified()).ok()?;
+            let bytes = std::fs::read_dir(&p).ok()?.filter_map(|e| e.ok()).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum();
+            Some((p.file_name()?.to_string_lossy().to_string(), bytes, used))
+        })
+        .collect();
+    v.sort_by(|a, b| b.2.cmp(&a.2));
+    v
+}
+
+/// `loom cache [clear]`: where the cache is and what it holds, or remove its entries (nothing else in the
+/// directory is touched).
+pub fn run(a: CacheArgs) -> Result<()> {
+    let Some(root) = dir() else {
+        println!("the weave cache is off (LOOM_WEAVE_CACHE=off, or no home directory)");
+        return Ok(());
+    };
+    let list = entries(&root);
+    let total: u64 = list.iter().map(|e| e.1).sum();
+    match a.action {
+        Some(CacheAction::Clear) => {
+            for (name, _, _) in &list {
+                std::fs::remove_dir_all(root.join(name)).with_context(|| format!("removing {}", root.join(name).display()))?;
+            }
+            println!("removed {} woven machines ({:.1} GB) from {}", list.len(), total as f64 / 1e9, root.display());
+        }
+        None => {
+            println!("{}: {} woven machines, {:.1} GB (the {KEEP} most recently used are kept; LOOM_WEAVE_CACHE sets the place, =off disables it)", root.display(), list.len(), total as f64 / 1e9);
+            for (name, bytes, _) in &list {
+                println!("  {name}  {:.2} GB", *bytes as f64 / 1e9);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `loom cache`'s arguments.
+#[derive(clap::Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: Option<CacheAction>,
+}
+
+/// What `loom cache` does besides listing.
+#[derive(clap::Subcommand)]
+pub enum CacheAction {
+    /// Remove every woven machine from the cache.
+    Clear,
+}
+
 /// 64-bit FNV-1a.
 fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
     for b in bytes {

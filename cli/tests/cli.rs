@@ -214,3 +214,20 @@ fn flags_are_named_not_the_config() {
     assert!(stderr.contains("--frames must be at least 1"), "{stderr}");
     assert!(!stderr.contains("layers, hidden"), "{stderr}");
 }
+
+/// `loom cache` lists the woven machines with their size; `loom cache clear` removes them and nothing else.
+#[test]
+fn the_weave_cache_is_listed_and_cleared() {
+    let root = scratch("weave-cache-verb");
+    let entry = root.join("acc8-0123456789abcdef");
+    std::fs::create_dir_all(&entry).unwrap();
+    std::fs::write(entry.join("weights.safetensors"), vec![0u8; 1000]).unwrap();
+    std::fs::write(root.join("notes.txt"), "mine").unwrap();
+    let out = loom().env("LOOM_WEAVE_CACHE", &root).arg("cache").output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(s.contains(": 1 woven machines") && s.contains("acc8-0123456789abcdef"), "{s}");
+    let out = loom().env("LOOM_WEAVE_CACHE", &root).args(["cache", "clear"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("removed 1 woven machines"));
+    assert!(!entry.exists() && root.join("notes.txt").exists());
+}
