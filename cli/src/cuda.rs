@@ -99,6 +99,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let image = machine.load(&program)?;
     let progress = !a.run.no_progress;
     let l = weave_config(&cfg, machine, a.run.executor, progress)?;
+    if progress {
+        eprintln!("{}", l.header());
+    }
     let max_steps = a.run.max_steps.unwrap_or(l.max_steps);
     let r = run_program(&l, &image, max_steps, true, progress, "", Default::default())?;
     if let Some(p) = &a.trace {

@@ -398,17 +398,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
     let (rec, progress) = (job.rec.clone(), job.progress);
     let l = weave_config(cfg, machine, a.executor, progress)?;
     if !a.json {
-        eprintln!(
-            "{}: {} layers, hidden {}, {:.3} G parameters, {} in {:.1} s, {} executor ready in {:.1} s",
-            l.report.machine,
-            l.report.layers,
-            l.report.hidden_size,
-            l.report.parameters as f64 / 1e9,
-            l.prepared(),
-            l.prepare_s,
-            l.executor.kind(),
-            l.build_s
-        );
+        eprintln!("{}", l.header());
     }
     let opts = host_nes::nes_machine().options();
     let devices = Rc::new(RefCell::new(NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()))));

@@ -60,6 +60,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     })?;
     let progress = !a.run.no_progress;
     let l = weave_config(&cfg, machine, a.run.executor, progress)?;
+    if progress {
+        eprintln!("{}", l.header());
+    }
     let max_steps = a.run.max_steps.unwrap_or(l.max_steps);
     let r = run_program(&l, &image, max_steps, true, progress, "", crate::run::stdin_io(Box::new(std::io::Cursor::new(source))))?;
     let tokens = r.tokens();

@@ -148,6 +148,21 @@ impl Loaded {
             (false, false) => "woven",
         }
     }
+
+    /// The one-line header of a run: the machine's shape, how it was prepared and in how long.
+    pub fn header(&self) -> String {
+        format!(
+            "{}: {} layers, hidden {}, {:.3} G parameters, {} in {:.1} s, {} executor ready in {:.1} s",
+            self.report.machine,
+            self.report.layers,
+            self.report.hidden_size,
+            self.report.parameters as f64 / 1e9,
+            self.prepared(),
+            self.prepare_s,
+            self.executor.kind(),
+            self.build_s
+        )
+    }
 }
 
 /// Read a config and make its machine (cheap: nothing is woven yet).

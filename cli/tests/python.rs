@@ -14,6 +14,8 @@ fn loom_python_prints_two_to_the_hundred_from_the_network() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1267650600228229401496703205376\n", "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("[loom python: exit 0;") && stderr.contains("256 KiB RAM at 0x10000"), "{stderr}");
+    // The header `run` prints: the machine woven (or loaded) and the executor.
+    assert!(stderr.lines().next().is_some_and(|l| l.starts_with("rv32im: ") && l.contains(" executor ready in ")), "{stderr}");
     // Standard error is not a terminal here: the progress comes as a plain line every 5 s.
     if secs > 8.0 {
         assert!(stderr.lines().any(|l| !l.starts_with('[') && l.contains(" instructions, ") && l.contains(" steps, ")), "{secs:.1} s: {stderr}");
