@@ -103,9 +103,11 @@ fn the_demos_frames_equal_tetanes() {
 ///   apart: ny2011's writes land a few dots apart (single pixels at column 255, a palette split), the others'
 ///   frame counters and sprites diverge.
 /// - `max-300.nes` frame 1: one pixel where a palette write in forced blank changes the colour mid-line.
-/// - `BLOCKS.NES` frame 4: three sprite pixels on row 169, not explained yet. The CPUs first differ at
-///   instruction 48,118, a $2002 read whose open-bus bits tetanes clears every frame (hardware's decay takes
-///   about 600 ms; ours keeps the latch), but clearing ours every frame leaves frame 4 as it is.
+/// - `BLOCKS.NES` frame 4: three sprite pixels on row 169, not fully explained. The CPUs first differ at
+///   instruction 48,118, `LDA $2002` in a wait loop: ours returns the low five bits of the last value written to
+///   a PPU register ($1E, to $2001), as the wiki's open-bus latch holds them; tetanes returns 0, its latch being
+///   refilled by its own PPU-memory reads and cleared every frame (clearing ours every frame alike does not
+///   change this read or frame 4). The loop's branch is the same either way; the pixels come later.
 const GAMES: [(&str, usize); 15] = [
     ("240pee.nes", 120),
     ("8bitpeoples_-_deadline_console_invitro.nes", 9),
