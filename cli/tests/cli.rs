@@ -140,13 +140,17 @@ fn a_closed_pipe_ends_loom_quietly() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.signal(), Some(libc_sigpipe()), "{:?}: {stderr}", out.status);
+    assert_eq!(out.status.signal(), Some(SIGPIPE), "{:?}: {stderr}", out.status);
 }
 
 /// SIGPIPE's number on Linux and the BSDs.
 #[cfg(unix)]
-fn libc_sigpipe() -> i32 {
-    13
+const SIGPIPE: i32 = 13;
+
+/// `loom ARGS` in the repository: its status and standard error.
+fn run_in_repo(args: &[&str]) -> (Option<i32>, String) {
+    let out = loom().current_dir(repo()).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
 }
 
 /// `loom --version` names the commit it was built from.
@@ -176,15 +180,13 @@ fn completions_name_the_verbs() {
 /// Bad input is named before the weave: a missing --stdin file, a host binary given as an RV32 program.
 #[test]
 fn bad_run_inputs_are_named_before_weaving() {
-    let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "--stdin", "no-such-input.txt"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stderr) = run_in_repo(&["run", "configs/rv32im.toml", "--stdin", "no-such-input.txt"]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("--stdin no-such-input.txt: No such file"), "{stderr}");
     assert!(!stderr.contains("layers, hidden"), "named after weaving: {stderr}");
     let ls = std::path::Path::new("/bin/ls");
     if ls.exists() && std::fs::read(ls).unwrap().get(18) == Some(&62) {
-        let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "/bin/ls"]).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (_, stderr) = run_in_repo(&["run", "configs/rv32im.toml", "/bin/ls"]);
         assert!(stderr.contains("a 64-bit x86-64 binary; expected 1 = ELFCLASS32"), "{stderr}");
     }
 }
@@ -193,9 +195,8 @@ fn bad_run_inputs_are_named_before_weaving() {
 #[test]
 fn a_negative_step_count_is_a_bad_value() {
     for verb in ["run", "lockstep"] {
-        let out = loom().current_dir(repo()).args([verb, "configs/acc8.toml", "--max-steps", "-1"]).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let (code, stderr) = run_in_repo(&[verb, "configs/acc8.toml", "--max-steps", "-1"]);
+        assert_eq!(code, Some(2), "{stderr}");
         assert!(stderr.contains("invalid value '-1' for '--max-steps"), "{stderr}");
         assert!(!stderr.contains("use '-- -1'"), "{stderr}");
     }
@@ -204,13 +205,11 @@ fn a_negative_step_count_is_a_bad_value() {
 /// Flags the machine does not take are blamed, not the config; `--frames 0` is refused before anything runs.
 #[test]
 fn flags_are_named_not_the_config() {
-    let out = loom().current_dir(repo()).args(["run", "configs/rv32im.toml", "--load-at", "0x100"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stderr) = run_in_repo(&["run", "configs/rv32im.toml", "--load-at", "0x100"]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.starts_with("error: --load-at: machine rv32im does not take this"), "{stderr}");
-    let out = loom().current_dir(repo()).args(["run", "configs/6502-flat.toml", "--frames", "0"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stderr) = run_in_repo(&["run", "configs/6502-flat.toml", "--frames", "0"]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("--frames must be at least 1"), "{stderr}");
     assert!(!stderr.contains("layers, hidden"), "{stderr}");
 }
