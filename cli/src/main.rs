@@ -68,7 +68,7 @@ enum Command {
     /// compared), the PPU, APU and pads in the host; frames as PNG or GIF, sound as WAV. Default: our demo.
     Nes(nes::Args),
     /// Run a Python script in MicroPython on the woven RV32IM machine: `python [CONFIG] -c 'print(2**100)'`
-    /// or `python [CONFIG] SCRIPT` (default config: the built-in configs/rv32im.toml). The script is the
+    /// or `python [CONFIG] SCRIPT` (default config: the built-in configs/rv32im-512k.toml). The script is the
     /// firmware's standard input; its output is the console.
     Python(python::Args),
     /// Run a CUDA-subset kernel on the woven SIMT4 GPU: `cuda kernel.cu --grid X[,Y] --block X[,Y] --arg

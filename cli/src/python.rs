@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// `[CONFIG] [SCRIPT]`: an rv32im config (a `.toml`) with at least 256 KiB of RAM from 0x10000 (default:
-    /// the built-in configs/rv32im.toml) and a Python script file, `-` for standard input (or `-c CODE`).
+    /// `[CONFIG] [SCRIPT]`: an rv32im config (a `.toml`) with at least 512 KiB of RAM from 0x10000 (default:
+    /// the built-in configs/rv32im-512k.toml) and a Python script file, `-` for standard input (or `-c CODE`).
     #[arg(num_args = 0..=2, value_name = "[CONFIG] [SCRIPT]")]
     pub inputs: Vec<PathBuf>,
     /// The program as a string, like `python -c`.
@@ -22,8 +22,8 @@ pub struct Args {
     pub run: crate::run::RunFlags,
 }
 
-/// The built-in config: 256 KiB of RAM at 0x10000.
-const RV32_CONFIG: &str = include_str!("../../configs/rv32im.toml");
+/// The built-in config: 512 KiB of RAM at 0x10000 (MicroPython needs more than 256 KiB).
+const PYTHON_CONFIG: &str = include_str!("../../configs/rv32im-512k.toml");
 
 /// `loom python`; returns the script's exit status (0; 1 when it raised an exception).
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -50,7 +50,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         (None, Some(p)) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
         (None, None) => unreachable!("checked above"),
     };
-    let (cfg, machine) = crate::run::open_config_or(config.as_deref(), RV32_CONFIG, "configs/rv32im.toml (built in)")?;
+    let (cfg, machine) = crate::run::open_config_or(config.as_deref(), PYTHON_CONFIG, "configs/rv32im-512k.toml (built in)")?;
     if machine.describe()?.name != "rv32im" {
         bail!("{}: loom python runs MicroPython on the rv32im machine; this config's machine is not rv32im", cfg.origin);
     }

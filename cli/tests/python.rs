@@ -1,5 +1,5 @@
 //! `loom python`: MicroPython (examples/rv32/micropython) in the woven RV32IM machine of the built-in
-//! configs/rv32im.toml, the script fed as the firmware's standard input; and a lockstep stretch of the
+//! configs/rv32im-512k.toml, the script fed as the firmware's standard input; and a lockstep stretch of the
 //! firmware on the network against the circuit's reference and the interpreter.
 
 mod common;
@@ -13,9 +13,11 @@ fn loom_python_prints_two_to_the_hundred_from_the_network() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1267650600228229401496703205376\n", "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("[loom python: exit 0;") && stderr.contains("256 KiB RAM at 0x10000"), "{stderr}");
-    // The header `run` prints: the machine woven (or loaded) and the executor.
-    assert!(stderr.lines().next().is_some_and(|l| l.starts_with("rv32im: ") && l.contains(" executor ready in ")), "{stderr}");
+    assert!(stderr.contains("[loom python: exit 0;") && stderr.contains("512 KiB RAM at 0x10000"), "{stderr}");
+    // The header `run` prints (the machine woven or loaded, and the executor), after nothing but the weave's
+    // or the cache load's progress lines.
+    let header = stderr.lines().position(|l| l.starts_with("rv32im: ") && l.contains(" executor ready in "));
+    assert!(header.is_some_and(|h| stderr.lines().take(h).all(|l| l.contains("weaving rv32im 512 KiB RAM"))), "{stderr}");
     // Standard error is not a terminal here: the progress comes as a plain line every 5 s.
     if secs > 8.0 {
         assert!(stderr.lines().any(|l| !l.starts_with('[') && l.contains(" instructions, ") && l.contains(" steps, ")), "{secs:.1} s: {stderr}");
@@ -29,7 +31,7 @@ fn loom_python_prints_two_to_the_hundred_from_the_network() {
 fn micropython_runs_in_lockstep_on_the_network() {
     let out = loom()
         .current_dir(repo())
-        .args(["lockstep", "configs/rv32im.toml", "examples/rv32/micropython/bin/micropython.elf", "--stdin", "examples/rv32/micropython/scripts/lockstep.py", "--max-steps", "20000"])
+        .args(["lockstep", "configs/rv32im-512k.toml", "examples/rv32/micropython/bin/micropython.elf", "--stdin", "examples/rv32/micropython/scripts/lockstep.py", "--max-steps", "20000"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -55,9 +57,9 @@ fn loom_python_refuses_what_it_cannot_run() {
     let (code, e) = run(&["python", "configs/acc8.toml", "-c", "print(1)"]);
     assert_eq!(code, Some(1));
     assert!(e.contains("not rv32im"), "{e}");
-    let (code, e) = run(&["python", "configs/rv32im-64k.toml", "-c", "print(1)"]);
+    let (code, e) = run(&["python", "configs/rv32im.toml", "-c", "print(1)"]);
     assert_eq!(code, Some(1));
-    assert!(e.contains("MicroPython needs 256 KiB of RAM") && e.contains("lies outside RAM"), "{e}");
+    assert!(e.contains("configs/rv32im.toml: MicroPython needs 512 KiB of RAM") && e.contains("lies outside RAM"), "{e}");
     let (code, e) = run(&["python", "no-such-script.py"]);
     assert_eq!(code, Some(1));
     assert!(e.contains("reading no-such-script.py"), "{e}");
@@ -73,7 +75,7 @@ fn loom_python_refuses_what_it_cannot_run() {
     assert!(e.contains("the config goes first: loom python configs/rv32im.toml a.py"), "{e}");
 }
 
-/// `loom python -` reads the script from standard input.
+/// `loom python -` reads the script from standard input; floats and f-strings on the network.
 #[test]
 fn loom_python_reads_the_script_from_standard_input() {
     use std::io::Write;
@@ -85,9 +87,9 @@ fn loom_python_reads_the_script_from_standard_input() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"x = 6\nprint(x * 7)\n").unwrap();
+    child.stdin.take().unwrap().write_all(b"x = 7\nprint(f'{x/2:.2f}', x / 4)\n").unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n", "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "3.50 1.75\n", "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }

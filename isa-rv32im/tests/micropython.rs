@@ -10,7 +10,7 @@ use isa_rv32im::{Config, Stop, load_elf};
 fn run(script: &str) -> (String, i32, u64) {
     let mut cpu = load_elf(MICROPYTHON_ELF, Config { ram_base: 0x10000, ram_size: MICROPYTHON_RAM }).unwrap();
     cpu.push_input(script.as_bytes());
-    let r = cpu.run(10_000_000).unwrap();
+    let r = cpu.run(20_000_000).unwrap();
     let Stop::Exit(code) = r.stop else { panic!("{:?}", r.stop) };
     (String::from_utf8(r.output).unwrap(), code, r.steps)
 }
@@ -22,6 +22,44 @@ fn micropython_prints_two_to_the_hundred() {
     assert_eq!(code, 0);
     eprintln!("print(2**100): {n} instructions");
     assert!((50_000..100_000).contains(&n), "{n}");
+}
+
+/// `scripts/features.py` (floats, f-strings, `%` and str.format, dicts, classes, exceptions, math) prints
+/// `scripts/features.out`, which is CPython's output of it: checked here against the file, and against a
+/// `python3` on PATH when there is one.
+#[test]
+fn micropython_prints_what_cpython_prints() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/rv32/micropython/scripts");
+    let script = std::fs::read_to_string(dir.join("features.py")).unwrap();
+    let expected = std::fs::read_to_string(dir.join("features.out")).unwrap();
+    let (out, code, n) = run(&script);
+    assert_eq!((out.as_str(), code), (expected.as_str(), 0));
+    eprintln!("features.py: {n} instructions");
+    assert!(script.lines().count() >= 30 && expected.lines().count() == 10);
+    match std::process::Command::new("python3").arg(dir.join("features.py")).output() {
+        Ok(o) if o.status.success() => assert_eq!(String::from_utf8_lossy(&o.stdout), expected, "CPython's output"),
+        _ => eprintln!("SKIPPED the CPython half: no python3 on PATH"),
+    }
+}
+
+/// Single-precision floats as MicroPython prints them (the shortest digits that read back as the same 32-bit
+/// float: 1/3 prints 0.33333334, where CPython's double prints 0.3333333333333333), `%` with its operator named in errors, and
+/// tracebacks that name the line.
+#[test]
+fn micropython_floats_formatting_and_tracebacks() {
+    let (out, code, _) = run("print(7/2, 1/3, 2**0.5, 1e10, float('inf'))\nprint('%d|%5.2f|%s' % (5, 3.14159, 'ok'), f'{2.5:06.2f}')\n");
+    assert_eq!((out.as_str(), code), ("3.5 0.33333334 1.4142135 10000000000.0 inf\n5| 3.14|ok 002.50\n", 0));
+    let (out, code, _) = run("x = 1\n\ndef f(y):\n    return y / 0\nf(x)\n");
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "Traceback (most recent call last):\n  File \"<stdin>\", line 5, in <module>\n  File \"<stdin>\", line 4, in f\nZeroDivisionError: divide by zero\n"
+    );
+    let (out, code, _) = run("print('a' - 1)\n");
+    assert_eq!(code, 1);
+    assert!(out.ends_with("TypeError: unsupported types for __sub__: 'str', 'int'\n"), "{out}");
+    let (out, _, _) = run("print(f'{1+}')\n");
+    assert!(out.contains("SyntaxError"), "{out}");
 }
 
 #[test]
@@ -39,7 +77,7 @@ fn micropython_runs_a_script_and_reports_exceptions() {
     assert_eq!(code, 1);
     assert!(out.starts_with("20\n") && out.ends_with("RuntimeError: maximum recursion depth exceeded\n"), "{out}");
     // Too little RAM is a load error naming the segment.
-    let e = load_elf(MICROPYTHON_ELF, Config { ram_base: 0x10000, ram_size: 128 * 1024 }).unwrap_err();
+    let e = load_elf(MICROPYTHON_ELF, Config { ram_base: 0x10000, ram_size: 256 * 1024 }).unwrap_err();
     assert!(e.to_string().contains("lies outside RAM"), "{e}");
 }
 
@@ -54,7 +92,8 @@ fn micropython_prints_the_same_under_qemu() {
     std::fs::write(&elf, MICROPYTHON_ELF).unwrap();
     #[cfg(unix)]
     std::fs::set_permissions(&elf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    for script in ["print(2**100)\n", "x = 2**100\nprint(x, x * x + 1)\n", "print(1 // 0)\n"] {
+    let features = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/rv32/micropython/scripts/features.py")).unwrap();
+    for script in ["print(2**100)\n", "x = 2**100\nprint(x, x * x + 1)\n", "print(1 // 0)\n", "print(7/2, f'{1/3:.4f}', '%e' % 2.5)\n", &features] {
         let mut child = std::process::Command::new("qemu-riscv32")
             .args(["-cpu", "rv32,c=false,a=false,f=false,d=false,zba=true"])
             .arg(&elf)

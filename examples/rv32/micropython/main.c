@@ -10,7 +10,7 @@
 #include "py/stackctrl.h"
 
 /* The garbage-collected heap and the script buffer (bss: zeroed by the loader). */
-static char heap[64 * 1024];
+static char heap[128 * 1024];
 static char script[16 * 1024];
 
 /* MicroPython's console output (replaces the embed port's printf-based one). */
@@ -42,9 +42,9 @@ int main(void) {
     script[len] = 0;
     int stack_top;
     mp_embed_init(&heap[0], sizeof(heap), &stack_top);
-    /* The stack grows down from the top of RAM towards the bss (12 KiB free at 256 KiB of RAM): deeper
+    /* The stack grows down from the top of RAM towards the bss (about 150 KiB free at 512 KiB of RAM): deeper
        recursion raises RuntimeError instead of overwriting the heap. */
-    mp_stack_set_limit(10 * 1024);
+    mp_stack_set_limit(96 * 1024);
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         mp_lexer_t *lex = mp_lexer_new_from_str_len(MP_QSTR__lt_stdin_gt_, script, len, 0);
