@@ -60,6 +60,21 @@ fn micropython_floats_formatting_and_tracebacks() {
     assert!(out.ends_with("TypeError: unsupported types for __sub__: 'str', 'int'\n"), "{out}");
     let (out, _, _) = run("print(f'{1+}')\n");
     assert!(out.contains("SyntaxError"), "{out}");
+    // Unicode strings, frozensets, OrderedDict and math.factorial (MicroPython's extra-features level).
+    let (out, code, _) = run("import collections, math\nprint(len('\u{e9}t\u{e9}'), frozenset([1]), collections.OrderedDict(b=1, a=2), math.factorial(20))\n");
+    assert_eq!((out.as_str(), code), ("3 frozenset({1}) OrderedDict({'b': 1, 'a': 2}) 2432902008176640000\n", 0));
+}
+
+/// sys.exit's status is the firmware's exit status (None: 0; another value is printed, status 1), as in
+/// CPython (which prints that value on standard error; the machine has one console).
+#[test]
+fn micropython_sys_exit_sets_the_exit_status() {
+    let (out, code, _) = run("import sys\nprint(sys.platform, sys.maxsize)\nsys.exit(3)\nprint('not here')\n");
+    assert_eq!((out.as_str(), code), ("loom-rv32im 2147483647\n", 3));
+    let (out, code, _) = run("import sys\nsys.exit()\n");
+    assert_eq!((out.as_str(), code), ("", 0));
+    let (out, code, _) = run("raise SystemExit('bye')\n");
+    assert_eq!((out.as_str(), code), ("bye\n", 1));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 /* MicroPython on the RV32IM machine: reads a Python script from standard input (read(2) on fd 0, until
    end of input), compiles and runs it, and exits 0, or 1 when the script raised an exception (printed as
-   MicroPython prints it). Console output goes through write(2) on fd 1. */
+   MicroPython prints it), or with sys.exit's status. Console output goes through write(2) on fd 1. */
 #include <string.h>
 #include <unistd.h>
 #include "port/micropython_embed.h"
@@ -54,8 +54,24 @@ int main(void) {
         mp_call_function_0(module);
         nlr_pop();
     } else {
-        mp_obj_print_exception(&mp_plat_print, (mp_obj_t)nlr.ret_val);
-        failed = 1;
+        mp_obj_t exc = MP_OBJ_FROM_PTR(nlr.ret_val);
+        if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)), MP_OBJ_FROM_PTR(&mp_type_SystemExit))) {
+            /* sys.exit(n) or raise SystemExit: the status n (None: 0), as CPython exits; another value is
+               printed and exits 1. */
+            mp_obj_t code = mp_obj_exception_get_value(exc);
+            if (code == mp_const_none) {
+                failed = 0;
+            } else if (mp_obj_is_small_int(code)) {
+                failed = MP_OBJ_SMALL_INT_VALUE(code) & 0xff;
+            } else {
+                mp_obj_print_helper(&mp_plat_print, code, PRINT_STR);
+                mp_hal_stdout_tx_strn_cooked("\n", 1);
+                failed = 1;
+            }
+        } else {
+            mp_obj_print_exception(&mp_plat_print, exc);
+            failed = 1;
+        }
     }
     mp_embed_deinit();
     return failed;
