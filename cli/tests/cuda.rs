@@ -28,6 +28,12 @@ fn the_demo_kernel_runs_in_the_network_and_agrees_with_the_interpreter() {
         let check = out.lines().find(|l| l.starts_with("check:")).unwrap_or_default();
         assert!(check.starts_with("check: agree:") && check.contains("the SIMT4 reference interpreter") && check.contains("halted"), "{config}: {out}");
         assert!(err.contains("[loom cuda: kernel demo done;"), "{config}: {err}");
+        // One instruction count: `loom lockstep` (the interpreter's, HALT included) equals `loom cuda`'s.
+        let (code, lock, lerr) = run(&["lockstep", config]);
+        assert_eq!(code, Some(0), "{lock}\n{lerr}");
+        let row: Vec<&str> = lock.lines().find(|l| l.starts_with("examples/cuda/demo.cu")).unwrap().split_whitespace().collect();
+        assert!(err.contains(&format!("[loom cuda: kernel demo done; {} instructions, {} steps,", row[3], row[4])), "{lock}\n{err}");
+        assert_eq!(row[3], "129", "{lock}");
     }
 }
 

@@ -111,10 +111,10 @@ pub fn example(name: &str) -> Option<&'static Example> {
 }
 
 /// MicroPython for this machine (`examples/rv32/micropython`, built from MicroPython's embed port by its
-/// `build.sh`, at MicroPython's core feature level with single-precision software floats, f-strings and line
+/// `build.sh`, at MicroPython's extra-features level with single-precision software floats, f-strings and line
 /// numbers): it reads a Python script from standard input (read(2) on fd 0) until the end of input, runs it,
-/// and exits 0, or 1 when the script raised an exception. Default-linked at 0x10000: 206 KiB of code and
-/// data, a 128 KiB heap and a 16 KiB script buffer, 350 KiB from the RAM base in all, so it runs in 512 KiB
+/// and exits 0, or 1 when the script raised an exception. Default-linked at 0x10000: 237 KiB of code and
+/// data, a 128 KiB heap and a 16 KiB script buffer, 381 KiB from the RAM base in all, so it runs in 512 KiB
 /// of RAM with a stack of up to 96 KiB ([`MICROPYTHON_RAM`]).
 pub const MICROPYTHON_ELF: &[u8] = include_bytes!("../../examples/rv32/micropython/bin/micropython.elf");
 

@@ -242,7 +242,9 @@ impl KernelDevices {
 
 impl Devices for KernelDevices {
     fn step(&mut self, step: &StepEvents) {
-        if step.retired(self.micro_step) {
+        // The halting step executes HALT, an instruction of the ISA, as the interpreter counts it (so `loom
+        // cuda` and `loom lockstep` give one count).
+        if step.retired(self.micro_step) || step.halted {
             self.instructions += 1;
         }
         if let Some(w) = step.write(self.global_mem) {
