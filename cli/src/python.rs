@@ -1,4 +1,4 @@
-//! `loom python [CONFIG] (-c CODE | SCRIPT | -)`: MicroPython in the woven RV32IM machine. The firmware
+//! `loom python [CONFIG] (-c CODE | SCRIPT | - | -i)`: MicroPython in the woven RV32IM machine. The firmware
 //! (`isa_rv32im::examples::MICROPYTHON_ELF`) is the program; the script is its standard input, which the host
 //! feeds as the machine's read(2) asks for it; the console is the script's output. Nothing of Python runs on
 //! the host: it weaves the machine, loads the firmware, delivers bytes and prints bytes.
@@ -18,6 +18,10 @@ pub struct Args {
     /// The program as a string, like `python -c`.
     #[arg(short = 'c', value_name = "CODE")]
     pub code: Option<String>,
+    /// A line-by-line session (a REPL in the network) even when standard input is not a terminal. Without a
+    /// script, `loom python` starts one on a terminal and runs standard input as the script otherwise.
+    #[arg(short = 'i', conflicts_with = "code")]
+    pub interactive: bool,
     #[command(flatten)]
     pub run: crate::run::RunFlags,
 }
@@ -30,6 +34,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let is_config = |p: &PathBuf| p.extension().is_some_and(|e| e == "toml");
     let (config, script) = match (a.inputs.as_slice(), &a.code) {
         ([], Some(_)) => (None, None),
+        ([], None) => (None, None),
+        ([one], None) if is_config(one) && a.interactive => (Some(one.clone()), None),
         ([one], Some(_)) if is_config(one) => (Some(one.clone()), None),
         ([one], Some(_)) => bail!("give a script or -c CODE, not both ({} is not a config: a config ends in .toml)", one.display()),
         ([one], None) if is_config(one) => bail!("give a script or -c CODE after the config"),
@@ -40,7 +46,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         ([_, _], Some(_)) => bail!("give a script or -c CODE, not both"),
         _ => bail!("give a script or -c CODE (loom python [CONFIG] SCRIPT, loom python [CONFIG] -c 'print(2**100)', loom python - < SCRIPT)"),
     };
+    if a.interactive && script.is_some() {
+        bail!("-i starts a session and takes no script (loom python [CONFIG] -i)");
+    }
+    // No script: a session on a terminal (or with -i), else standard input is the script, as for CPython.
+    let session = a.code.is_none() && script.is_none() && (a.interactive || std::io::IsTerminal::is_terminal(&std::io::stdin()));
+    let script = if a.code.is_none() && script.is_none() && !session { Some(PathBuf::from("-")) } else { script };
     let source: Vec<u8> = match (&a.code, &script) {
+        (None, None) => Vec::new(),
         (Some(c), _) => c.clone().into_bytes(),
         (None, Some(p)) if p.as_os_str() == "-" => {
             let mut v = Vec::new();
@@ -48,7 +61,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
             v
         }
         (None, Some(p)) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
-        (None, None) => unreachable!("checked above"),
     };
     let (cfg, machine) = crate::run::open_config_or(config.as_deref(), PYTHON_CONFIG, "configs/rv32im-512k.toml (built in)")?;
     if machine.describe()?.name != "rv32im" {
@@ -64,7 +76,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
         eprintln!("{}", l.header());
     }
     let max_steps = a.run.max_steps.unwrap_or(l.max_steps);
-    let r = run_program(&l, &image, max_steps, true, progress, "", crate::run::stdin_io(Box::new(std::io::Cursor::new(source))))?;
+    // The firmware takes a first byte Ctrl-B (0x02) as the start of a session (examples/rv32/micropython/main.c),
+    // whose lines come from standard input as the machine reads them.
+    let stdin: Box<dyn std::io::Read> = if session {
+        if progress {
+            eprintln!("MicroPython in the network: each statement is compiled and run by the woven machine (seconds each). Ctrl-D ends.");
+        }
+        Box::new(std::io::Read::chain(std::io::Cursor::new(vec![0x02u8]), std::io::stdin()))
+    } else {
+        Box::new(std::io::Cursor::new(source))
+    };
+    // No progress line during a session: it would write over the prompt.
+    let r = run_program(&l, &image, max_steps, true, progress && !session, "", crate::run::stdin_io(stdin))?;
     let tokens = r.tokens();
     let summary = if r.end == RunEnd::StepLimit { format!("step limit ({max_steps} steps) reached: {}", r.finish.summary) } else { r.finish.summary.clone() };
     if progress {

@@ -365,10 +365,26 @@ impl RunResult {
     }
 }
 
+/// Standard output, flushed after every write: a console byte shows when the machine writes it, so a prompt
+/// without a newline (`>>> `) is on the screen before the machine waits for input. (A console byte costs the
+/// machine a step of several tokens, so the write per byte costs nothing beside it.)
+struct Unbuffered(std::io::Stdout);
+
+impl Write for Unbuffered {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        self.0.flush()?;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// Run `image` on the loaded machine with its host devices: console bytes echo to stdout when `echo`; `io`
 /// gives the program's standard input, a frame limit and keys.
 pub(crate) fn run_program(l: &Loaded, image: &LoadImage, max_steps: usize, echo: bool, progress: bool, label: &str, io: isa_api::front::HostIo) -> Result<RunResult> {
-    let console: Box<dyn Write> = if echo { Box::new(std::io::stdout()) } else { Box::new(std::io::sink()) };
+    let console: Box<dyn Write> = if echo { Box::new(Unbuffered(std::io::stdout())) } else { Box::new(std::io::sink()) };
     let devices = l.machine.devices_with(&l.face, image, console, io)?;
     run_with_devices(l, image, devices, max_steps, progress, label)
 }

@@ -51,9 +51,11 @@ fn loom_python_refuses_what_it_cannot_run() {
         let out = loom().current_dir(repo()).args(args).output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
     };
-    let (code, e) = run(&["python"]);
+    let (code, e) = run(&["python", "-i", "a.py"]);
     assert_eq!(code, Some(1));
-    assert!(e.contains("give a script or -c CODE"), "{e}");
+    assert!(e.contains("-i starts a session and takes no script"), "{e}");
+    let (code, e) = run(&["python", "-i", "-c", "print(1)"]);
+    assert_eq!(code, Some(2), "{e}");
     let (code, e) = run(&["python", "configs/acc8.toml", "-c", "print(1)"]);
     assert_eq!(code, Some(1));
     assert!(e.contains("not rv32im"), "{e}");
@@ -92,4 +94,35 @@ fn loom_python_reads_the_script_from_standard_input() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "3.50 1.75\n", "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// A session (`loom python -i`, what `loom python` starts on a terminal): prompts, expression values, a compound
+/// statement over several lines, an exception that does not end it, `sys.exit`'s status; and `loom python`
+/// with no script and standard input not a terminal runs standard input as the script, as CPython does.
+#[test]
+fn loom_python_runs_a_session_line_by_line() {
+    use std::io::Write;
+    let talk = |args: &[&str], input: &[u8]| {
+        let mut child = loom()
+            .current_dir(repo())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, out, err) = talk(&["python", "-i"], b"x = 6\nx * 7\nfor i in range(2):\n    print(i / 2)\n\n1 / 0\nimport sys\nsys.exit(4)\n");
+    assert_eq!(code, Some(4), "{err}");
+    assert_eq!(
+        out,
+        ">>> >>> 42\n>>> ... ... 0.0\n0.5\n>>> Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nZeroDivisionError: divide by zero\n>>> >>> ",
+        "{err}"
+    );
+    assert!(err.contains("Ctrl-D ends"), "{err}");
+    let (code, out, err) = talk(&["python", "--no-progress"], b"print(6 * 7)\n");
+    assert_eq!((code, out.as_str()), (Some(0), "42\n"), "{err}");
 }

@@ -123,3 +123,17 @@ fn micropython_prints_the_same_under_qemu() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A first byte Ctrl-B (0x02) starts a line-by-line session: prompts, expression values, a compound
+/// statement ended by an empty line, an exception that does not end the session; the end of input ends it.
+#[test]
+fn micropython_session_runs_line_by_line() {
+    let (out, code, _) = run("\u{2}x = 6\nx * 7\nfor i in range(2):\n    print(i)\n\nx / 0\n'still here'\n");
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        ">>> >>> 42\n>>> ... ... 0\n1\n>>> Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nZeroDivisionError: divide by zero\n>>> 'still here'\n>>> \n"
+    );
+    let (out, code, _) = run("\u{2}import sys\nsys.exit(5)\nprint('not here')\n");
+    assert_eq!((out.as_str(), code), (">>> >>> ", 5));
+}

@@ -33,8 +33,8 @@
 #define MICROPY_HW_BOARD_NAME                   "the woven RV32IM machine"
 #define MICROPY_HW_MCU_NAME                     "rv32im"
 
-/* One script from standard input: no REPL, input(), keyboard interrupt, scheduler, imports from files. */
-#define MICROPY_HELPER_REPL                     (0)
+/* One script or session on standard input (main.c): no input(), keyboard interrupt, scheduler, file imports. */
+#define MICROPY_HELPER_REPL                     (1)
 #define MICROPY_KBD_EXCEPTION                   (0)
 #define MICROPY_ENABLE_SCHEDULER                (0)
 #define MICROPY_ENABLE_EXTERNAL_IMPORT          (0)
