@@ -69,7 +69,8 @@ enum Command {
     Nes(nes::Args),
     /// Run a Python script in MicroPython on the woven RV32IM machine: `python [CONFIG] -c 'print(2**100)'`
     /// or `python [CONFIG] SCRIPT` (default config: the built-in configs/rv32im-512k.toml). The script is the
-    /// firmware's standard input; its output is the console.
+    /// firmware's standard input; its output is the console. Without a script on a terminal (or with `-i`): a
+    /// line-by-line session.
     Python(python::Args),
     /// Run a CUDA-subset kernel on the woven SIMT4 GPU: `cuda kernel.cu --grid X[,Y] --block X[,Y] --arg
     /// n=37 --arg 'out=zeros(40)'` (or a launch file `kernel.toml` beside it); prints the arrays as JSON.
