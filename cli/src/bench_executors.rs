@@ -40,7 +40,7 @@ fn rss() -> i64 {
     crate::bench::proc_status_bytes("VmRSS:").map_or(0, |b| b as i64)
 }
 
-pub fn run(a: Args) -> Result<()> {
+pub fn run(a: Args) -> Result<std::process::ExitCode> {
     if a.executors.is_empty() {
         bail!("--executors names no executor");
     }
@@ -91,7 +91,8 @@ pub fn run(a: Args) -> Result<()> {
             None => first_trace = Some((kind, trace)),
             Some((k0, t0)) => {
                 if let Some(p) = t0.iter().zip(&trace).position(|(a, b)| a != b).or((t0.len() != trace.len()).then(|| t0.len().min(trace.len()))) {
-                    bail!("the {kind} executor's trace differs from the {k0} executor's at position {p} ({} vs {} tokens)", trace.len(), t0.len());
+                    eprintln!("error: the {kind} executor's trace differs from the {k0} executor's at position {p} ({} vs {} tokens)", trace.len(), t0.len());
+                    return Ok(std::process::ExitCode::from(crate::DISAGREES));
                 }
             }
         }
@@ -120,7 +121,7 @@ pub fn run(a: Args) -> Result<()> {
             .collect();
         let out = serde_json::json!({ "machine": rep.machine, "about": l_about(&cfg)?, "program": program.name, "weave_s": weave_s, "parameters": rep.parameters, "traces_equal": true, "executors": v, "peak_rss_bytes": crate::bench::proc_status_bytes("VmHWM:") });
         println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
+        return Ok(std::process::ExitCode::SUCCESS);
     }
     println!(
         "{} ({}), program {}: woven in {weave_s:.1} s, {:.3} G parameters; every trace equal to the {} executor's ({} tokens)",
@@ -145,7 +146,7 @@ pub fn run(a: Args) -> Result<()> {
             tps / base
         );
     }
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 fn l_about(cfg: &weaver::config::Config) -> Result<String> {

@@ -88,7 +88,7 @@ pub fn launch_program(a: &Args) -> Result<Program> {
     Ok(Program { name: name.display().to_string(), bytes: spec.to_toml().into_bytes(), expected_console: None })
 }
 
-/// `loom cuda`; returns the exit status (0, 134 on a machine fault, 1 when `--check` disagrees).
+/// `loom cuda`; returns the exit status (0, 134 on a machine fault, 3 ([`crate::DISAGREES`]) when `--check` disagrees).
 pub fn run(a: Args) -> Result<ExitCode> {
     let program = launch_program(&a)?;
     let (cfg, machine) = open_config_or(a.config.as_deref(), SIMT4_CONFIG, "configs/simt4.toml (built in)")?;
@@ -128,7 +128,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let replay = isa_api::lockstep::replay(&desc, &image, &r.out.trace);
         if let Some(m) = &replay.mismatch {
             println!("check: MISMATCH with the reference evaluator at generated position {} (step {}): model {}, reference {}", m.position, m.step, m.model, m.reference);
-            return Ok(ExitCode::FAILURE);
+            return Ok(ExitCode::from(crate::DISAGREES));
         }
         match l.machine.check_trace(&program, &l.protocol, &r.out.trace) {
             Some(Ok(c)) if c.console == r.console => {
@@ -136,11 +136,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             Some(Ok(c)) => {
                 println!("check: the arrays differ: the network {}the interpreter {}", String::from_utf8_lossy(&r.console), String::from_utf8_lossy(&c.console));
-                return Ok(ExitCode::FAILURE);
+                return Ok(ExitCode::from(crate::DISAGREES));
             }
             Some(Err(e)) => {
                 println!("check: MISMATCH with the reference interpreter: {e}");
-                return Ok(ExitCode::FAILURE);
+                return Ok(ExitCode::from(crate::DISAGREES));
             }
             None => bail!("the simt4 front has no reference interpreter check"),
         }

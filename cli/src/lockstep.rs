@@ -9,7 +9,7 @@
 //!   interpreter, after every retired instruction pc and x0..x31, console bytes, exit status and faults).
 //! The references only check the finished trace; they never drive the model.
 //!
-//! Prints one line per program and the total; exits 1 on any disagreement.
+//! Prints one line per program and the total; exits 3 ([`crate::DISAGREES`]) on any disagreement.
 
 use crate::run::{open_config, run_program, weave_config};
 use anyhow::{Context, Result};
@@ -141,5 +141,5 @@ pub fn run(a: Args) -> Result<ExitCode> {
         total_tokens as f64 / secs,
         total as f64 / secs
     );
-    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(crate::DISAGREES) })
 }

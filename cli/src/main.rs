@@ -86,6 +86,11 @@ enum Command {
     },
 }
 
+/// The exit status of a check that ran and found the network and its reference disagreeing (`lockstep`, `cuda
+/// --check`, `nes --cpu both`, `text-check`, `bench-executors`): distinct from 1, an error that stopped the command, and 2, a
+/// command line that does not parse.
+pub const DISAGREES: u8 = 3;
+
 fn main() -> std::process::ExitCode {
     // A closed pipe ends loom quietly, as it does any Unix tool (`loom lockstep ... | head`): Rust starts with
     // SIGPIPE ignored, so a write to a closed standard output would panic ("failed printing to stdout").
@@ -102,12 +107,12 @@ fn main() -> std::process::ExitCode {
         Command::BenchGenerate(a) => ok(bench::run(a)),
         Command::Weave(a) => ok(weave::run(a)),
         Command::Graft(a) => ok(graft::run(a)),
-        Command::TextCheck(a) => ok(text_check::run(a)),
+        Command::TextCheck(a) => text_check::run(a),
         Command::Chat(a) => ok(chat::run(a)),
         Command::Run(a) => run::run(a, false),
         Command::BenchRun(a) => run::run(a, true),
         Command::Lockstep(a) => lockstep::run(a),
-        Command::BenchExecutors(a) => ok(bench_executors::run(a)),
+        Command::BenchExecutors(a) => bench_executors::run(a),
         Command::Nes(a) => nes::run(a),
         Command::Python(a) => python::run(a),
         Command::Cuda(a) => cuda::run(a),

@@ -136,7 +136,7 @@ fn progress_bar(show: bool) -> ProgressBar {
     pb
 }
 
-/// `loom nes`; returns the process exit status: 0, 1 when `--cpu both` finds a difference, 134 when a CPU
+/// `loom nes`; returns the process exit status: 0, 3 ([`crate::DISAGREES`]) when `--cpu both` finds a difference, 134 when a CPU
 /// faults (an opcode the 2A03 refuses), 124 at the step limit.
 pub fn run(a: Args) -> Result<ExitCode> {
     let is_config = |p: &PathBuf| p.extension().is_some_and(|e| e == "toml");
@@ -208,17 +208,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
         match differ {
             Some(i) => {
                 eprintln!("frame {} differs between the reference CPU and the network", r.hashes[i].0);
-                status = 1;
+                status = crate::DISAGREES;
                 identical = false;
             }
             None if r.hashes.len() != n.hashes.len() => {
                 eprintln!("the reference CPU gave {} frames, the network {}", r.hashes.len(), n.hashes.len());
-                status = 1;
+                status = crate::DISAGREES;
                 identical = false;
             }
             None if r.audio_hash != n.audio_hash || r.samples != n.samples => {
                 eprintln!("the audio differs between the reference CPU and the network ({} and {} samples)", r.samples, n.samples);
-                status = 1;
+                status = crate::DISAGREES;
                 identical = false;
             }
             None => eprintln!("{} frames and {} audio samples identical on the reference CPU and the network", n.hashes.len(), n.samples),

@@ -235,7 +235,7 @@ fn plain_does_not_fit(kind: ExecutorKind, model: &Path) -> Result<Option<String>
     })
 }
 
-pub fn run(a: Args) -> Result<()> {
+pub fn run(a: Args) -> Result<std::process::ExitCode> {
     let kind = ExecutorKind::parse(&a.executor)?;
     let g = GraftManifest::load(&a.model)?
         .with_context(|| format!("{} has no graft.json: not a grafted checkpoint (write one with `loom graft`)", a.model.display()))?;
@@ -339,16 +339,19 @@ pub fn run(a: Args) -> Result<()> {
     let r = &report.routed;
     match &g.widened {
         // A widened graft's norms average over the wider residual: float rounding, not bit-identity.
-        Some(_) if r.argmax_agreement < 1.0 || r.kl_max >= WIDENED_KL_BOUND => bail!(
-            "the widened graft's routed text is not the base's to float rounding: greedy agreement {}, KL max {:.3e} (bound {WIDENED_KL_BOUND:e})",
-            r.argmax_agreement,
-            r.kl_max
-        ),
+        Some(_) if r.argmax_agreement < 1.0 || r.kl_max >= WIDENED_KL_BOUND => {
+            eprintln!(
+                "error: the widened graft's routed text is not the base's to float rounding: greedy agreement {}, KL max {:.3e} (bound {WIDENED_KL_BOUND:e})",
+                r.argmax_agreement, r.kl_max
+            );
+            return Ok(std::process::ExitCode::from(crate::DISAGREES));
+        }
         Some(_) => {}
         None if r.bit_identical != r.positions => {
-            bail!("{} of {} positions differ from the base on the routed text", r.positions - r.bit_identical, r.positions)
+            eprintln!("error: {} of {} positions differ from the base on the routed text", r.positions - r.bit_identical, r.positions);
+            return Ok(std::process::ExitCode::from(crate::DISAGREES));
         }
         None => {}
     }
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }

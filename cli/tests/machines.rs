@@ -134,3 +134,38 @@ fn misuses_are_named_before_any_work() {
     assert!(stderr.contains("0 instructions, 0 steps"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A checkpoint whose weights were changed (the last layer's MLP down projection zeroed) runs, and `lockstep
+/// --model` finds its trace differing from the reference: exit status 3 (`DISAGREES`), not 1 (an error).
+#[test]
+fn a_disagreeing_network_exits_with_status_3() {
+    let dir = scratch("disagree");
+    let model = dir.join("model");
+    let out = loom().current_dir(repo()).args(["weave", "configs/acc8.toml", "--out"]).arg(&model).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let path = model.join("model.safetensors");
+    let bytes = std::fs::read(&path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut names: Vec<String> = st.names().into_iter().map(String::from).collect();
+    names.sort();
+    let last = names.iter().filter_map(|n| n.strip_prefix("model.layers.")?.split('.').next()?.parse::<u32>().ok()).max().unwrap();
+    let target = format!("model.layers.{last}.mlp.down_proj.weight");
+    let owned: Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)> = names
+        .iter()
+        .map(|n| {
+            let t = st.tensor(n).unwrap();
+            let data = if *n == target { vec![0u8; t.data().len()] } else { t.data().to_vec() };
+            (n.clone(), t.dtype(), t.shape().to_vec(), data)
+        })
+        .collect();
+    assert!(owned.iter().any(|(n, ..)| *n == target), "{target}");
+    let views: Vec<(String, safetensors::tensor::TensorView)> =
+        owned.iter().map(|(n, d, s, b)| (n.clone(), safetensors::tensor::TensorView::new(*d, s.clone(), b).unwrap())).collect();
+    let written = safetensors::serialize(views, None).unwrap();
+    std::fs::write(&path, written).unwrap();
+    let out = loom().current_dir(repo()).args(["lockstep", "configs/acc8.toml", "--model"]).arg(&model).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("MISMATCH with the reference evaluator") && stdout.contains(", 1 programs disagreeing"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
