@@ -26,7 +26,7 @@ fn loom_python_prints_two_to_the_hundred_from_the_network() {
 
 /// The first 20,000 steps of MicroPython compiling and running a script, on the network in lockstep: every
 /// position equal to the circuit's reference, every instruction to the interpreter's. (The whole run of
-/// scripts/lockstep.py, 143,543 instructions, is quoted in docs/benchmarks.md.)
+/// scripts/lockstep.py, 158,870 instructions, is quoted in docs/benchmarks.md.)
 #[test]
 fn micropython_runs_in_lockstep_on_the_network() {
     let out = loom()
