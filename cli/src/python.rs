@@ -35,10 +35,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let (config, script) = match (a.inputs.as_slice(), &a.code) {
         ([], Some(_)) => (None, None),
         ([], None) => (None, None),
-        ([one], None) if is_config(one) && a.interactive => (Some(one.clone()), None),
+        ([one], None) if is_config(one) => (Some(one.clone()), None),
         ([one], Some(_)) if is_config(one) => (Some(one.clone()), None),
         ([one], Some(_)) => bail!("give a script or -c CODE, not both ({} is not a config: a config ends in .toml)", one.display()),
-        ([one], None) if is_config(one) => bail!("give a script or -c CODE after the config"),
         ([one], None) => (None, Some(one.clone())),
         ([c, s], None) if is_config(c) && !is_config(s) => (Some(c.clone()), Some(s.clone())),
         ([c, s], None) if is_config(s) => bail!("the config goes first: loom python {} {}", s.display(), c.display()),

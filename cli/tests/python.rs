@@ -97,8 +97,8 @@ fn loom_python_reads_the_script_from_standard_input() {
 }
 
 /// A session (`loom python -i`, what `loom python` starts on a terminal): prompts, expression values, a compound
-/// statement over several lines, an exception that does not end it, `sys.exit`'s status; and `loom python`
-/// with no script and standard input not a terminal runs standard input as the script, as CPython does.
+/// statement over several lines, an exception that does not end it, `sys.exit`'s status; and `loom python
+/// [CONFIG]` with no script and standard input not a terminal runs standard input as the script, as CPython does.
 #[test]
 fn loom_python_runs_a_session_line_by_line() {
     use std::io::Write;
@@ -123,6 +123,7 @@ fn loom_python_runs_a_session_line_by_line() {
         "{err}"
     );
     assert!(err.contains("Ctrl-D ends"), "{err}");
-    let (code, out, err) = talk(&["python", "--no-progress"], b"print(6 * 7)\n");
+    // A config and no script: the same (the config's machine runs the piped script).
+    let (code, out, err) = talk(&["python", "configs/rv32im-512k.toml", "--no-progress"], b"print(6 * 7)\n");
     assert_eq!((code, out.as_str()), (Some(0), "42\n"), "{err}");
 }
