@@ -402,7 +402,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
     }
     let opts = host_nes::nes_machine().options();
     let devices = Rc::new(RefCell::new(NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()))));
-    let r = crate::run::run_with_devices(&l, &job.image.load_image(), Box::new(Shared(devices.clone(), Vec::new())), l.max_steps, progress, "network CPU: ")?;
+    let r = crate::run::run_with_devices(&l, &job.image.load_image(&opts), Box::new(Shared(devices.clone(), Vec::new())), l.max_steps, progress, "network CPU: ")?;
     let prg_ram = devices.borrow().prg_ram().to_vec();
     let rb = rec.file.borrow();
     if let Some(e) = &rb.error {

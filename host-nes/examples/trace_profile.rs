@@ -29,7 +29,7 @@ fn main() -> Result<(), String> {
     let (cart, image) = host_nes::load_rom(path, &rom)?;
     let m = host_nes::nes_machine();
     let mut r = Reference::new(m.describe().map_err(|e| e.to_string())?);
-    image.load_image().load_into(&mut r);
+    image.load_image(&m.options()).load_into(&mut r);
     let mut dev = NetworkDevices::new(&m.options(), Board::new(cart, InputSchedule::default()), image.memory(), Some(frames), Box::new(Nothing));
     let proto = r.protocol.clone();
     let mut dec = isa_api::StepDecoder::new(&proto);

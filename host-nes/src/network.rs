@@ -4,7 +4,7 @@
 //! (`OAM_DMA`), clock the board from the `CYC` register, and drive the `NMI` and `IRQ` inputs.
 
 use crate::board::{Board, Frame, Lines};
-use isa_6502::circuit::{BUSY_DMA, BUSY_IO_WAIT, Mos6502Options, input, io_read_port, mem, reg};
+use isa_6502::circuit::{BUSY_DMA, BUSY_IO_WAIT, Mos6502Options, bank_byte_address, input, io_read_port, mem, reg};
 use isa_6502::front::fault_summary;
 use isa_api::StepEvents;
 use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, RunEnd};
@@ -61,6 +61,8 @@ pub struct NetworkDevices {
     /// cartridge's.
     prg_windows: [usize; 4],
     bank_switch: Option<String>,
+    /// The machine's options (the NES map's bank layout).
+    opts: Mos6502Options,
 }
 
 impl NetworkDevices {
@@ -92,6 +94,7 @@ impl NetworkDevices {
             started: std::time::Instant::now(),
             prg_windows,
             bank_switch: None,
+            opts: opts.clone(),
         }
     }
 
@@ -192,7 +195,7 @@ impl Devices for NetworkDevices {
         }
         // PRG RAM as the trace writes it (each bank's latest write applies again at every commit).
         for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
-            self.latest[w.mem as usize] = Some((((w.addr << 2) | u64::from(w.mem)) as u16, w.data as u8));
+            self.latest[w.mem as usize] = Some((bank_byte_address(&self.opts, w.mem, w.addr), w.data as u8));
         }
         for &(a, v) in self.latest.iter().flatten() {
             self.shadow[usize::from(a)] = v;

@@ -40,7 +40,7 @@ fn on_circuit_to_fault(rom: &[u8], input: &InputSchedule, frames: u64) -> (Hashe
     let (cart, image) = host_nes::load_rom("rom", rom).unwrap();
     let m = host_nes::nes_machine();
     let mut r = Reference::new(m.describe().unwrap());
-    image.load_image().load_into(&mut r);
+    image.load_image(&m.options()).load_into(&mut r);
     let rec = Rc::new(RefCell::new(Hashes::default()));
     let mut dev = NetworkDevices::new(&m.options(), Board::new(cart, input.clone()), image.memory(), Some(frames), Box::new(rec.clone()));
     let proto = r.protocol.clone();

@@ -48,7 +48,7 @@ fn run_both(rom: &[u8], input: &InputSchedule, frames: u64) -> WovenRun {
     let rec = Rc::new(RefCell::new(Hashes::default()));
     let devices = RefCell::new(NetworkDevices::new(&m.options(), Board::new(cart, input.clone()), image.memory(), Some(frames), Box::new(rec.clone())));
     let proto = &woven.protocol;
-    let prompt = image.load_image().prompt(proto);
+    let prompt = image.load_image(&m.options()).prompt(proto);
     let mut st = model.new_state();
     let t = std::time::Instant::now();
     let out = host::run_io_until(

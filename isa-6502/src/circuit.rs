@@ -77,10 +77,15 @@ pub mod reg {
     pub const DMA_LONG: u32 = 14;
 }
 
-/// Memory indices: the four byte banks, then `INIT`.
+/// Memory indices: the four byte banks, then `INIT`; in the NES map, then the PRG ROM's two halves.
 pub mod mem {
     pub const BANKS: [u32; 4] = [0, 1, 2, 3];
     pub const INIT: u32 = 4;
+    /// NES map: the PRG ROM's 32-bit words at even word addresses (`$8000 + 8 r .. + 3` at row `r`, the
+    /// lowest byte first).
+    pub const PRG_EVEN: u32 = 5;
+    /// NES map: the PRG ROM's 32-bit words at odd word addresses (`$8004 + 8 r .. + 3` at row `r`).
+    pub const PRG_ODD: u32 = 6;
 }
 
 /// Input port indices.
@@ -118,6 +123,36 @@ pub const BUSY_STOPPING: u64 = 255;
 
 /// Bank address width: 16,384 rows of each of the four banks.
 const ROW_BITS: u32 = 14;
+
+/// NES map: bank address width. The banks hold only the 10 KiB of RAM, at a compact address
+/// ([`nes_bank_address`]): PRG RAM ($6000-$7FFF) at 0x0000-0x1FFF, the 2 KiB of RAM at 0x2000-0x27FF (2,560 of
+/// the 4,096 rows of each bank). The PRG ROM is in its own memories, four bytes a row.
+const NES_ROW_BITS: u32 = 12;
+
+/// NES map: address width of each PRG ROM half: 32 KiB as 8,192 words of 32 bits, even and odd.
+const PRG_ROW_BITS: u32 = 12;
+
+/// NES map: where the byte at CPU address `addr` lives in the four banks (bank `c % 4`, row `c / 4` of the
+/// compact address `c`): RAM ($0000-$1FFF, mirrored every 2 KiB) at 0x2000 + `addr % 0x800`, PRG RAM
+/// ($6000-$7FFF) at `addr - 0x6000`; `None` for the IO registers ($2000-$5FFF) and the PRG ROM ($8000-).
+pub fn nes_bank_address(addr: u16) -> Option<u16> {
+    match addr {
+        0x0000..=0x1FFF => Some(0x2000 | (addr & 0x07FF)),
+        0x6000..=0x7FFF => Some(addr - 0x6000),
+        _ => None,
+    }
+}
+
+/// The CPU address of the byte a bank write names (memory `mem` of [`mem::BANKS`], row `row`): in the NES map
+/// the inverse of [`nes_bank_address`] (RAM at its first mirror), else `row * 4 + mem`.
+pub fn bank_byte_address(opts: &Mos6502Options, mem: u32, row: u64) -> u16 {
+    let c = ((row << 2) | u64::from(mem)) as u16;
+    match (opts.nes, c) {
+        (false, _) => c,
+        (true, 0x2000..) => c & 0x07FF,
+        (true, _) => 0x6000 + c,
+    }
+}
 
 // ---- the control word: what the opcode decodes to (one table lookup) ----------------------------------------
 
@@ -549,13 +584,15 @@ struct Gates<'a> {
     s: &'a mut CircuitBuilder,
     one: NodeId,
     zero: NodeId,
+    /// Row address width of the four byte banks ([`ROW_BITS`], or [`NES_ROW_BITS`] in the NES map).
+    row_bits: u32,
 }
 
 impl<'a> Gates<'a> {
-    fn new(s: &'a mut CircuitBuilder) -> Self {
+    fn new(s: &'a mut CircuitBuilder, row_bits: u32) -> Self {
         let one = s.konst(1, 1);
         let zero = s.konst(1, 0);
-        Gates { s, one, zero }
+        Gates { s, one, zero, row_bits }
     }
     fn k(&mut self, width: u32, value: u64) -> NodeId {
         self.s.konst_masked(width, value)
@@ -610,14 +647,15 @@ impl<'a> Gates<'a> {
 /// of `base % 4`. With `page_wrap` the increments stay within `base`'s page (zero-page pointers, `JMP ($xxFF)`,
 /// the stack), else they wrap at 64 KiB. Byte `i` is word `(j + i) % 4` when `base % 4 == j`.
 fn read_banks(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> ([NodeId; 4], Vec<NodeId>) {
+    let rb = g.row_bits;
     let lo2 = g.s.slice(base, 0, 2);
-    let row = g.s.slice(base, 2, ROW_BITS);
+    let row = g.s.slice(base, 2, rb);
     let lo_is = g.one_hot(lo2, 4);
     let row_next = if n == 1 {
         row
     } else if page_wrap {
         let in_page = g.s.slice(row, 0, 6);
-        let page = g.s.slice(row, 6, ROW_BITS - 6);
+        let page = g.s.slice(row, 6, rb - 6);
         let inc = g.add_k(in_page, 1);
         g.s.concat(&[inc, page])
     } else {
@@ -631,7 +669,7 @@ fn read_banks(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> ([NodeI
             let kk = g.k(2, k);
             let next = g.s.cmp(CmpKind::Ltu, kk, lo2);
             let stay = g.not1(next);
-            g.s.one_hot(ROW_BITS, &[(next, row_next), (stay, row)])
+            g.s.one_hot(rb, &[(next, row_next), (stay, row)])
         };
         g.s.load(mem::BANKS[k as usize], 8, r)
     });
@@ -642,14 +680,15 @@ fn read_banks(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> ([NodeI
 /// select on): each candidate's bank rows are computed beside the others and the select picks rows, so the
 /// read waits for the selects and the candidates, not for a picked base.
 fn read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wrap: bool) -> Vec<NodeId> {
+    let rb = g.row_bits;
     let mut rows: [Vec<(NodeId, NodeId)>; 4] = Default::default();
     let mut lo2s = Vec::new();
     for &(sel, base) in cases {
         let lo2 = g.s.slice(base, 0, 2);
-        let row = g.s.slice(base, 2, ROW_BITS);
+        let row = g.s.slice(base, 2, rb);
         let row_next = if page_wrap {
             let in_page = g.s.slice(row, 0, 6);
-            let page = g.s.slice(row, 6, ROW_BITS - 6);
+            let page = g.s.slice(row, 6, rb - 6);
             let inc = g.add_k(in_page, 1);
             g.s.concat(&[inc, page])
         } else {
@@ -662,14 +701,14 @@ fn read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wrap: b
                 let kk = g.k(2, k as u64);
                 let next = g.s.cmp(CmpKind::Ltu, kk, lo2);
                 let stay = g.not1(next);
-                g.s.one_hot(ROW_BITS, &[(next, row_next), (stay, row)])
+                g.s.one_hot(rb, &[(next, row_next), (stay, row)])
             };
             bank_rows.push((sel, r));
         }
         lo2s.push((sel, lo2));
     }
     let words: Vec<NodeId> = (0..4).map(|k| {
-        let r = g.s.one_hot(ROW_BITS, &rows[k]);
+        let r = g.s.one_hot(rb, &rows[k]);
         g.s.load(mem::BANKS[k], 8, r)
     }).collect();
     let lo2 = g.s.one_hot(2, &lo2s);
@@ -697,10 +736,11 @@ fn read_run(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> Vec<NodeI
 /// byte at `base`: one write per bank. `count` is a 2-bit node (0..=3), `enable` gates all of it and `veto`
 /// (late: a store diverted to a port, an IO register or ROM) cancels it, in the same gate.
 fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, enable: NodeId, veto: NodeId) {
+    let rb = g.row_bits;
     let lo2 = g.s.slice(base, 0, 2);
-    let row = g.s.slice(base, 2, ROW_BITS);
+    let row = g.s.slice(base, 2, rb);
     let in_page = g.s.slice(row, 0, 6);
-    let page = g.s.slice(row, 6, ROW_BITS - 6);
+    let page = g.s.slice(row, 6, rb - 6);
     let dec = g.add_k(in_page, 63);
     let row_prev = g.s.concat(&[dec, page]);
     let lo_is = g.one_hot(lo2, 4);
@@ -725,10 +765,175 @@ fn write_run(g: &mut Gates, base: NodeId, bytes: [NodeId; 3], count: NodeId, ena
             let kk = g.k(2, k as u64);
             let below = g.s.cmp(CmpKind::Ltu, lo2, kk);
             let same = g.not1(below);
-            g.s.one_hot(ROW_BITS, &[(below, row_prev), (same, row)])
+            g.s.one_hot(rb, &[(below, row_prev), (same, row)])
         };
         g.s.mem_write(mem::BANKS[k], r, data, en);
     }
+}
+
+/// NES map: the compact bank address (16 bits) of CPU address `addr` ([`nes_bank_address`]; 0 for IO and ROM).
+fn nes_compact(g: &mut Gates, addr: NodeId) -> NodeId {
+    let hi3 = g.s.slice(addr, 13, 3);
+    let in_ram = g.s.eq_const(hi3, 0);
+    let in_prg_ram = g.s.eq_const(hi3, 3);
+    let low11 = g.s.slice(addr, 0, 11);
+    let at_ram = g.k(5, 0x2000 >> 11);
+    let ram_c = g.s.concat(&[low11, at_ram]);
+    let low13 = g.s.slice(addr, 0, 13);
+    let z3 = g.k(3, 0);
+    let prg_ram_c = g.s.concat(&[low13, z3]);
+    g.s.one_hot(16, &[(in_ram, ram_c), (in_prg_ram, prg_ram_c)])
+}
+
+/// NES map: the memories a read of `n` bytes at one of several bases reads, and its bytes.
+struct NesRead {
+    /// The four banks' words (one byte each) at the rows of the selected base's RAM bytes.
+    banks: [NodeId; 4],
+    /// The PRG ROM's even and odd words at the rows of the selected base's ROM bytes.
+    prg: [NodeId; 2],
+    /// Byte `i` at `base + i` (`0` where the selected base is an IO register, or no base is selected).
+    bytes: Vec<NodeId>,
+    /// The selects of [`nes_byte_cases`].
+    ram_is: Vec<NodeId>,
+    rom_is: Vec<NodeId>,
+}
+
+/// NES map: `n` (1..=3) bytes at one of several candidate bases (`cases`: an exclusive select and a 16-bit
+/// CPU address each, at most one select on), from the RAM banks at the base's compact address
+/// ([`nes_bank_address`]) or from the PRG ROM, by the base's region; with `page_wrap` the bytes stay within the
+/// base's page. Every candidate's rows are computed beside the others and the selects pick rows, as in
+/// [`read_run_of`]; one select per byte then takes the RAM bank or the ROM word lane that holds it.
+///
+/// The PRG ROM's word `w` (bytes `$8000 + 4w ..`) is in `PRG_EVEN` (`w` even) or `PRG_ODD` at row `w / 2`: the
+/// bytes at `base ..= base + 2` are in `base`'s word and the next, one of each parity. Byte `i` lies at
+/// position `p = base % 8 + i` of the eight bytes from `base & !7`: `PRG_EVEN`'s lanes for `p < 4`, `PRG_ODD`'s
+/// for `4 <= p < 8`, and the next row of `PRG_EVEN` for `p >= 8`.
+fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wrap: bool) -> NesRead {
+    let rb = g.row_bits;
+    let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
+    // A 1-bit lookup over `key`'s bits (its table from a predicate on the key's value).
+    let lookup = |g: &mut Gates, key: NodeId, f: &dyn Fn(u64) -> bool| {
+        let w = g.s.width(key);
+        let table: Vec<u64> = (0..1u64 << w).map(|v| u64::from(f(v))).collect();
+        g.s.lookup(1, table, key)
+    };
+    let mut bank_rows: [Vec<(NodeId, NodeId)>; 4] = Default::default();
+    let (mut even_rows, mut odd_rows) = (Vec::new(), Vec::new());
+    for &(sel, base) in cases {
+        // Every row select is one lookup over the candidate's select and its address bits: (select, base % 4,
+        // top three bits) for the banks (RAM at top 0, PRG RAM at top 3), (select, bit 15) for the ROM.
+        let lo2 = g.s.slice(base, 0, 2);
+        let hi3 = g.s.slice(base, 13, 3);
+        let key = g.s.concat(&[sel, lo2, hi3]);
+        let low11 = g.s.slice(base, 0, 11);
+        let at_ram = g.k(5, 0x2000 >> 11);
+        let ram_c = g.s.concat(&[low11, at_ram]);
+        let low13 = g.s.slice(base, 0, 13);
+        let z3 = g.k(3, 0);
+        let prg_ram_c = g.s.concat(&[low13, z3]);
+        for (top, compact) in [(0u64, ram_c), (3, prg_ram_c)] {
+            let row = g.s.slice(compact, 2, rb);
+            let row_next = if n == 1 {
+                row
+            } else if page_wrap {
+                let in_page = g.s.slice(row, 0, 6);
+                let page = g.s.slice(row, 6, rb - 6);
+                let inc = g.add_k(in_page, 1);
+                g.s.concat(&[inc, page])
+            } else {
+                g.add_k(row, 1)
+            };
+            for (k, rows) in bank_rows.iter_mut().enumerate() {
+                let k = k as u64;
+                let here = move |v: u64| v & 1 == 1 && v >> 3 == top;
+                if n == 1 || k == 3 {
+                    let s = lookup(g, key, &here);
+                    rows.push((s, row));
+                } else {
+                    // Bank k holds byte (k - base % 4) mod 4 of the run, in the next row when k < base % 4.
+                    let next = lookup(g, key, &move |v| here(v) && k < (v >> 1) & 3);
+                    let stay = lookup(g, key, &move |v| here(v) && k >= (v >> 1) & 3);
+                    rows.push((next, row_next));
+                    rows.push((stay, row));
+                }
+            }
+        }
+        // ROM: the odd row is `base`'s; the even row is the next one when `base`'s word is odd.
+        let rom = {
+            let b15 = g.bit(base, 15);
+            let c = g.s.concat(&[sel, b15]);
+            g.s.eq_const(c, 0b11)
+        };
+        let odd_row = g.s.slice(base, 3, PRG_ROW_BITS);
+        let even_row = if n == 1 {
+            odd_row
+        } else {
+            let b2 = g.bit(base, 2);
+            if page_wrap {
+                let in_page = g.s.slice(base, 3, 5);
+                let page = g.s.slice(base, 8, PRG_ROW_BITS - 5);
+                let inc = g.s.sum(5, &[t(in_page), t(b2)], 0);
+                g.s.concat(&[inc, page])
+            } else {
+                g.s.sum(PRG_ROW_BITS, &[t(odd_row), t(b2)], 0)
+            }
+        };
+        even_rows.push((rom, even_row));
+        odd_rows.push((rom, odd_row));
+    }
+    let banks = [0usize, 1, 2, 3].map(|k| {
+        let r = g.s.one_hot(rb, &bank_rows[k]);
+        g.s.load(mem::BANKS[k], 8, r)
+    });
+    let er = g.s.one_hot(PRG_ROW_BITS, &even_rows);
+    let or = g.s.one_hot(PRG_ROW_BITS, &odd_rows);
+    let prg = [g.s.load(mem::PRG_EVEN, 32, er), g.s.load(mem::PRG_ODD, 32, or)];
+    // The byte selects, from (select, base % 8, top three bits) of the selected candidate: one lookup over the
+    // raw bits for one candidate; for several, over the picked base's bits (every candidate list here has one
+    // select on). RAM: bank `j` holds byte 0 when `base % 4 == j`; ROM: position `k = base % 8`.
+    let key = match cases {
+        [(sel, base)] => {
+            let lo3 = g.s.slice(*base, 0, 3);
+            let hi3 = g.s.slice(*base, 13, 3);
+            g.s.concat(&[*sel, lo3, hi3])
+        }
+        _ => {
+            let lo3s: Vec<(NodeId, NodeId)> = cases.iter().map(|&(sel, base)| (sel, g.s.slice(base, 0, 3))).collect();
+            let hi3s: Vec<(NodeId, NodeId)> = cases.iter().map(|&(sel, base)| (sel, g.s.slice(base, 13, 3))).collect();
+            let lo3 = g.s.one_hot(3, &lo3s);
+            let hi3 = g.s.one_hot(3, &hi3s);
+            let one = g.one;
+            g.s.concat(&[one, lo3, hi3])
+        }
+    };
+    let is_ram = |hi: u64| hi == 0 || hi == 3;
+    let ram_is = (0..4u64).map(|j| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 3 == j && is_ram(v >> 4))).collect::<Vec<_>>();
+    let rom_is = (0..8u64).map(|k| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 7 == k && v >> 6 == 1)).collect::<Vec<_>>();
+    let bytes = (0..n)
+        .map(|i| {
+            let cases = nes_byte_cases(g, &banks, prg, &ram_is, &rom_is, i);
+            g.s.one_hot(8, &cases)
+        })
+        .collect();
+    NesRead { banks, prg, bytes, ram_is, rom_is }
+}
+
+/// NES map: the cases of byte `i` of a run: the bank words (`ram_is[j]`: the run starts in bank `j`) and the
+/// PRG ROM's even and odd words' lanes (`rom_is[k]`: the run starts at position `k` of its eight bytes; see
+/// [`nes_read_run_of`]), at most one select on.
+fn nes_byte_cases(g: &mut Gates, banks: &[NodeId; 4], prg: [NodeId; 2], ram_is: &[NodeId], rom_is: &[NodeId], i: usize) -> Vec<(NodeId, NodeId)> {
+    let mut cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| (ram_is[j], banks[(j + i) % 4])).collect();
+    for (k, &sel) in rom_is.iter().enumerate() {
+        let p = k + i;
+        let (word, lane) = match p {
+            0..=3 => (prg[0], p),
+            4..=7 => (prg[1], p - 4),
+            _ => (prg[0], p - 8),
+        };
+        let byte = g.s.slice(word, 8 * lane as u32, 8);
+        cases.push((sel, byte));
+    }
+    cases
 }
 
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
@@ -739,7 +944,8 @@ pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
 /// The machine description of the 2A03 with `opts`' console and exit addresses.
 pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let mut b = CircuitBuilder::new();
-    let g = &mut Gates::new(&mut b);
+    let row_bits = if opts.nes { NES_ROW_BITS } else { ROW_BITS };
+    let g = &mut Gates::new(&mut b, row_bits);
     let (one, zero) = (g.one, g.zero);
 
     // ---- state ----
@@ -865,7 +1071,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     };
 
     // ---- level A: fetch the opcode and two operand bytes ----
-    let fetched = read_run(g, pc, 3, false);
+    let fetched = if opts.nes { nes_read_run_of(g, &[(one, pc)], 3, false).bytes } else { read_run(g, pc, 3, false) };
     let (b0, b1, b2) = (fetched[0], fetched[1], fetched[2]);
     let (fields_table, flags_table) = control_tables();
     let cw = g.s.lookup(ctl::WIDTH, fields_table, b0);
@@ -930,7 +1136,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let nmi = g.s.eq_const(c, 0b11);
         let irq = g.s.eq_const(c, 0b01);
         let brk = g.eq_unless(f_ptr, 0, take_int);
-        read_run_of(g, &[(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)], 3, true)
+        let cases = [(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)];
+        if opts.nes { nes_read_run_of(g, &cases, 3, true).bytes } else { read_run_of(g, &cases, 3, true) }
     };
     let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
     let ptr16 = g.word(p0, p1);
@@ -948,33 +1155,43 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let ea = g.s.one_hot(16, &ea_cases);
     // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
     let (ea_mem, io, rom, io_parts) = if opts.nes {
+        // The IO registers: the PPU's at $2000-$3FFF, the APU's and pads' at $4000-$401F, and the cartridge's
+        // expansion area up to $5FFF (open bus on these boards: the host answers).
         let hi3 = g.s.slice(ea, 13, 3);
-        let in_ram = g.s.eq_const(hi3, 0);
-        let not_ram = g.not1(in_ram);
-        let low = g.s.slice(ea, 0, 11);
-        let z5 = g.k(5, 0);
-        let ea_ram = g.s.concat(&[low, z5]);
-        let ea_mem = g.s.one_hot(16, &[(in_ram, ea_ram), (not_ram, ea)]);
+        let ea_mem = nes_compact(g, ea);
         let is_ppu = g.s.eq_const(hi3, 1);
-        let top = g.s.slice(ea, 5, 11);
-        let is_apu = g.s.eq_const(top, 0x4000 >> 5);
+        let is_apu = g.s.eq_const(hi3, 2);
         (ea_mem, g.or1(is_ppu, is_apu), g.bit(ea, 15), vec![is_ppu, is_apu])
     } else {
         (ea, zero, zero, vec![])
     };
-    let (dwords, _) = read_banks(g, ea_mem, 1, false);
+    // NES map: RAM, PRG RAM and ROM read in one level (the memory modes only: the immediate and A take no
+    // memory select).
+    let nes_data = opts.nes.then(|| {
+        let c = g.s.concat(&[m_imm, m_acc]);
+        let mem_mode = g.s.eq_const(c, 0);
+        nes_read_run_of(g, &[(mem_mode, ea)], 1, false)
+    });
+    let dwords = match &nes_data {
+        Some(r) => r.banks,
+        None => read_banks(g, ea_mem, 1, false).0,
+    };
     // The operand: the immediate byte, A, the host's IO answer, or the byte of the bank `ea % 4` names (one
     // select).
     let operand = {
-        // Each select is one equality over the address's low bits, the mode and the IO decision's parts.
-        let ea_lo2 = g.s.slice(ea, 0, 2);
-        let mut parts = vec![ea_lo2, m_imm, m_acc];
-        parts.extend(&io_parts);
-        let c = g.s.concat(&parts);
         let mut cases = vec![(m_imm, b1), (m_acc, a)];
-        for (k, &word) in dwords.iter().enumerate() {
-            let sel = g.s.eq_const(c, k as u64);
-            cases.push((sel, word));
+        if let Some(r) = &nes_data {
+            cases.extend(nes_byte_cases(g, &r.banks, r.prg, &r.ram_is, &r.rom_is, 0));
+        } else {
+            // Each select is one equality over the address's low bits and the mode.
+            let ea_lo2 = g.s.slice(ea, 0, 2);
+            let c = g.s.concat(&[ea_lo2, m_imm, m_acc]);
+            let mut c_cases = vec![(m_imm, b1), (m_acc, a)];
+            for (k, &word) in dwords.iter().enumerate() {
+                let sel = g.s.eq_const(c, k as u64);
+                c_cases.push((sel, word));
+            }
+            cases = c_cases;
         }
         if opts.nes {
             // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer.
@@ -1351,7 +1568,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let one_b = g.and1(one_byte, nt);
         g.pick(2, &[(one_b, c1), (jsr, c2), (brk_or_int, c3)], c0)
     };
-    let stack_base = g.word(sp, one8);
+    // NES map: the stack page at its compact address (RAM at 0x2000).
+    let stack_base = if opts.nes {
+        let page = g.k(8, 0x21);
+        g.word(sp, page)
+    } else {
+        g.word(sp, one8)
+    };
+    let ea_sh = if opts.nes { nes_compact(g, ea_sh) } else { ea_sh };
     let push_base = {
         let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, int_seq]);
         let c = g.s.concat(&[pushes, sh_cross]);
@@ -1555,10 +1779,22 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         ports.push(PortDesc::new("IO_WRITE", 24));
         s.output(read_port, io_read_word, stall);
         ports.push(PortDesc::new("IO_READ", 20));
-        let oam = s.concat(&dwords);
+        // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages.
+        let oam = {
+            let r = nes_data.as_ref().expect("the NES map reads through nes_read_run_of");
+            let lo3 = s.slice(ea, 0, 3);
+            let hi3 = s.slice(ea, 13, 3);
+            let key = s.concat(&[lo3, hi3]);
+            let table = |f: &dyn Fn(u64, u64) -> bool| (0..64u64).map(|v| u64::from(f(v & 7, v >> 3))).collect::<Vec<u64>>();
+            let ram = s.lookup(1, table(&|_, hi| hi == 0 || hi == 3), key);
+            let even = s.lookup(1, table(&|lo, hi| hi >= 4 && lo < 4), key);
+            let odd = s.lookup(1, table(&|lo, hi| hi >= 4 && lo >= 4), key);
+            let banks = s.concat(&dwords);
+            s.one_hot(32, &[(ram, banks), (even, r.prg[0]), (odd, r.prg[1])])
+        };
         s.output(read_port + 1, oam, dma_step);
         ports.push(PortDesc::new("OAM_DMA", 32));
-        for (name, base, size) in [("PPU", 0x2000, 0x2000), ("APU_IO", 0x4000, 0x20)] {
+        for (name, base, size) in [("PPU", 0x2000, 0x2000), ("APU_IO", 0x4000, 0x2000)] {
             io_ranges.push(isa_api::IoRange {
                 name: name.into(),
                 base,
@@ -1593,8 +1829,13 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);
     }
     let mut memories: Vec<MemoryDesc> =
-        (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: ROW_BITS }).collect();
+        (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: row_bits }).collect();
     memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });
+    if opts.nes {
+        for name in ["PRG_EVEN", "PRG_ODD"] {
+            memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: PRG_ROW_BITS });
+        }
+    }
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());
     desc.face.inputs = vec![PortDesc::new("NMI", 3), PortDesc::new("IRQ", 2)];
     if opts.nes {

@@ -16,7 +16,7 @@
 //! else is a raw binary at `load_at`. The machine starts in the state after the reset sequence: A = X = Y = 0,
 //! S = $FD, P = $24, 7 cycles run, PC = `entry` or the reset vector.
 
-use crate::circuit::{Mos6502Options, init_row, mem, mos6502_machine};
+use crate::circuit::{Mos6502Options, bank_byte_address, init_row, mem, mos6502_machine, nes_bank_address};
 use crate::{Bus, Cpu};
 use isa_api::front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, PortPrinter, Program, TraceCheck};
 use isa_api::host::Trace;
@@ -92,6 +92,28 @@ pub fn state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>)
     LoadImage::of_loads(loads)
 }
 
+/// The load image of a NES-map machine state: `bytes` (address, value) of RAM and PRG RAM into the four banks at
+/// their compact addresses ([`nes_bank_address`]), of the PRG ROM ($8000-$FFFF) into `PRG_EVEN` and `PRG_ODD`
+/// four bytes a word (the lowest address in the low byte), the registers into `INIT`. Bytes at IO addresses
+/// ($2000-$5FFF) are dropped: nothing holds them.
+pub fn nes_state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>) -> LoadImage {
+    let mut ram = Vec::new();
+    let mut rom = vec![0u8; 0x8000];
+    for (addr, value) in bytes {
+        if addr >= 0x8000 {
+            rom[usize::from(addr - 0x8000)] = value;
+        } else if let Some(c) = nes_bank_address(addr) {
+            ram.push((c, value));
+        }
+    }
+    let mut img = state_image(state, ram);
+    let words: Vec<u64> = rom.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect();
+    for (parity, m) in [mem::PRG_EVEN, mem::PRG_ODD].into_iter().enumerate() {
+        img.loads.push(MemLoad { mem: m, base: 0, words: words.iter().skip(parity).step_by(2).copied().collect() });
+    }
+    img
+}
+
 /// A program as 64 KiB of memory and the first PC.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramImage {
@@ -110,9 +132,9 @@ impl ProgramImage {
         }
         m
     }
-    /// The machine's load image.
-    pub fn load_image(&self) -> LoadImage {
-        state_image(&self.start, self.bytes.iter().copied())
+    /// The load image of the machine built with `opts` ([`state_image`], or [`nes_state_image`] in the NES map).
+    pub fn load_image(&self, opts: &Mos6502Options) -> LoadImage {
+        if opts.nes { nes_state_image(&self.start, self.bytes.iter().copied()) } else { state_image(&self.start, self.bytes.iter().copied()) }
     }
 }
 
@@ -298,7 +320,7 @@ impl Machine for Mos6502Machine {
         })
     }
     fn load(&self, program: &Program) -> Result<LoadImage, FrontError> {
-        Ok(self.image(program)?.load_image())
+        Ok(self.image(program)?.load_image(&self.options()))
     }
     fn devices(&self, face: &MachineFace, _image: &LoadImage, console: Box<dyn Write>) -> Result<Box<dyn Devices>, FrontError> {
         Ok(match self.keys.map {
@@ -349,11 +371,12 @@ impl HostBus {
     }
 }
 
-/// Where a NES-map address lives: memory (its flat address), or an IO register.
+/// Where a NES-map address lives: memory (its flat address), or an IO register (`None`: the PPU's and APU's
+/// registers at $2000-$401F and the cartridge's expansion area up to $5FFF, open bus on mappers 0-4).
 pub fn nes_location(addr: u16) -> Option<u16> {
     match addr {
         0x0000..=0x1FFF => Some(addr & 0x07FF),
-        0x2000..=0x401F => None,
+        0x2000..=0x5FFF => None,
         _ => Some(addr),
     }
 }
@@ -486,8 +509,9 @@ impl Devices for NesStubDevices {
                 _ => {}
             }
         }
+        let nes = Mos6502Options { nes: true, ..Default::default() };
         for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
-            self.latest[w.mem as usize] = Some((((w.addr << 2) | u64::from(w.mem)) as u16, w.data as u8));
+            self.latest[w.mem as usize] = Some((bank_byte_address(&nes, w.mem, w.addr), w.data as u8));
         }
         for &(a, v) in self.latest.iter().flatten() {
             self.shadow[usize::from(a)] = v;
@@ -657,7 +681,7 @@ pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &P
         // The trace's memory: each bank's latest write applies again at every commit (a no-op unless the
         // step changed it); it must hold what the interpreter wrote, where either wrote.
         for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
-            latest[w.mem as usize] = Some((((w.addr << 2) | u64::from(w.mem)) as u16, w.data as u8));
+            latest[w.mem as usize] = Some((bank_byte_address(opts, w.mem, w.addr), w.data as u8));
         }
         for &(a, v) in latest.iter().flatten() {
             shadow[usize::from(a)] = v;

@@ -65,7 +65,7 @@ fn nestest_every_log_line_on_the_reference_evaluator() {
     let Some((img, log)) = nestest_image() else { return };
     let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut r = Reference::new(flat());
-    img.load_image().load_into(&mut r);
+    img.load_image(&Mos6502Options::default()).load_into(&mut r);
     let boot = r.step();
     assert!(!boot.halted);
     for (n, line) in lines.iter().enumerate() {
@@ -162,7 +162,7 @@ fn the_demo_in_lockstep_with_the_interpreter() {
     let img = m.image(&demo).expect("the demo loads");
     let desc = m.describe().expect("describe");
     let mut r = Reference::new(desc.clone());
-    let image = img.load_image();
+    let image = img.load_image(&m.options());
     image.load_into(&mut r);
     let generated = r.run(100_000);
     let trace = Trace { prompt: image.prompt(&r.protocol), generated, injected: vec![] };
@@ -336,12 +336,13 @@ fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64, usize) 
     desc.validate().expect("the NES-map description is valid");
     let io_read = isa_6502::circuit::io_read_port(&opts).unwrap();
     let mut r = Reference::new(desc);
-    let image = img.load_image();
+    let image = img.load_image(&m.options());
     image.load_into(&mut r);
     let (mut generated, mut injected) = (Vec::new(), Vec::new());
     let mut pending: Option<u16> = None;
     let mut oam_writes = 0;
-    let nes_byte = |r: &Reference, a: u16| ram_byte(r, a);
+    // The NES map keeps RAM and PRG RAM at their compact bank addresses.
+    let nes_byte = |r: &Reference, a: u16| ram_byte(r, isa_6502::circuit::nes_bank_address(a).expect("a RAM or PRG RAM address"));
     for step in 0..50_000_000usize {
         if let Some(a) = pending.take() {
             let v = u64::from(NesStubDevices::answer(a));
@@ -394,7 +395,7 @@ fn the_nes_demo_on_the_nes_map_circuit() {
     let demo = m.demo().expect("the NES map has a demo");
     let img = m.image(&demo).unwrap();
     let mut r = Reference::new(m.describe().unwrap());
-    img.load_image().load_into(&mut r);
+    img.load_image(&m.options()).load_into(&mut r);
     let mut devices = NesStubDevices::new(Box::new(std::io::sink()));
     let proto = r.protocol.clone();
     let mut dec = isa_api::StepDecoder::new(&proto);

@@ -79,7 +79,7 @@ fn nestest_every_log_line_on_the_woven_machine() {
     let img = m.image(&program).unwrap();
     let log = std::fs::read_to_string(log).unwrap();
     let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
-    let prompt = img.load_image().prompt(&w.protocol);
+    let prompt = img.load_image(&m.options()).prompt(&w.protocol);
     let t = std::time::Instant::now();
     let out = run(w, &prompt, lines.len() + 1);
     let secs = t.elapsed().as_secs_f64();
@@ -157,7 +157,7 @@ fn klaus_dormann_in_lockstep_with_the_interpreter_on_the_woven_machine() {
     let w = flat();
     let memory = std::fs::read(bin).unwrap();
     let img = isa_6502::front::ProgramImage { bytes: memory.iter().enumerate().map(|(a, &v)| (a as u16, v)).collect(), start: CpuState::after_reset(0x0400) };
-    let prompt = img.load_image().prompt(&w.protocol);
+    let prompt = img.load_image(&Mos6502Options::default()).prompt(&w.protocol);
     let t = std::time::Instant::now();
     let out = run(w, &prompt, n + 1);
     let secs = t.elapsed().as_secs_f64();
@@ -177,17 +177,17 @@ fn the_demo_on_the_woven_machine() {
     let w = weave(&m.options());
     let demo = m.demo().unwrap();
     let img = m.image(&demo).unwrap();
-    let prompt = img.load_image().prompt(&w.protocol);
+    let prompt = img.load_image(&m.options()).prompt(&w.protocol);
     let t = std::time::Instant::now();
     let out = run(&w, &prompt, env_usize("DEMO_STEPS", 100_000));
     let secs = t.elapsed().as_secs_f64();
-    let rep = isa_api::lockstep::replay(&w.desc, &img.load_image(), &out.trace);
+    let rep = isa_api::lockstep::replay(&w.desc, &img.load_image(&m.options()), &out.trace);
     assert!(rep.mismatch.is_none(), "{:?} after {} steps", rep.mismatch, rep.steps);
     assert!(out.halted, "the demo halts");
     let check = interpreter_lockstep(&m.options(), &img, &w.protocol, &out.trace).expect("lockstep with the interpreter");
     assert_eq!(check.end, "exit 0");
     assert_eq!(String::from_utf8_lossy(&check.console), String::from_utf8_lossy(isa_6502::front::DEMO_OUTPUT));
-    let rep = isa_api::lockstep::replay(&w.desc, &img.load_image(), &out.trace);
+    let rep = isa_api::lockstep::replay(&w.desc, &img.load_image(&m.options()), &out.trace);
     assert!(rep.mismatch.is_none(), "{:?}", rep.mismatch);
     eprintln!(
         "demo on the woven machine: {} instructions, {} generated tokens, {:.0} tokens/s, {:.0} instructions/s",
