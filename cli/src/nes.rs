@@ -193,6 +193,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if desc.name != "mos6502-nes" {
             bail!("{}: loom nes runs the 6502's NES map (map = \"nes\"), this config's machine is {}", cfg.origin, desc.name);
         }
+        // The PRG ROM's size and banking come from the cartridge's header.
+        let machine: Box<dyn Machine> = Box::new(host_nes::nes_machine_for(&cart));
         let job = Job { frames, cart, image: &image, input, live: &live, rec: recorder.clone(), progress };
         runs.push(run_network(&a, &cfg, machine, job)?);
     }
@@ -400,7 +402,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
     if !a.json {
         eprintln!("{}", l.header());
     }
-    let opts = host_nes::nes_machine().options();
+    let opts = host_nes::nes_machine_for(&job.cart).options();
     let devices = Rc::new(RefCell::new(NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()))));
     let r = crate::run::run_with_devices(&l, &job.image.load_image(&opts), Box::new(Shared(devices.clone(), Vec::new())), l.max_steps, progress, "network CPU: ")?;
     let prg_ram = devices.borrow().prg_ram().to_vec();

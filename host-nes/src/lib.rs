@@ -31,11 +31,24 @@ pub use input::{InputSchedule, LiveButtons};
 pub use network::{NetworkDevices, Recorder};
 pub use reference::ReferenceNes;
 
+use isa_6502::circuit::{PrgBanking, PrgRom};
 use isa_6502::front::{CpuState, MemoryMap, Mos6502Keys, Mos6502Machine, ProgramImage};
 
 /// The woven NES-map machine's keys (`configs/nes.toml`).
 pub fn nes_machine() -> Mos6502Machine {
     Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } }
+}
+
+/// The NES-map machine for `cart`: its memory holds the whole PRG ROM where the circuit runs the board's PRG
+/// banking (UxROM, 32-512 KiB), else the 32 KiB the CPU sees at power-on ([`nes_machine`]; NROM and CNROM never
+/// move them, MMC1 and MMC3 run until their first PRG switch).
+pub fn nes_machine_for(cart: &Cartridge) -> Mos6502Machine {
+    let kib = (cart.prg.len() / 1024) as u32;
+    let mut m = nes_machine();
+    if matches!(cart.mapper, mapper::Mapper::Uxrom(_)) && kib.is_power_of_two() && (32..=512).contains(&kib) {
+        m.keys.prg = PrgRom { kib, banking: PrgBanking::Uxrom };
+    }
+    m
 }
 
 /// An iNES file as a cartridge for the board and the CPU's start image: the 32 KiB of PRG ROM its mapper shows
@@ -46,7 +59,8 @@ pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), S
     let view = cart.prg_view();
     let pc = u16::from_le_bytes([view[0x7FFC], view[0x7FFD]]);
     let bytes = view.iter().enumerate().map(|(i, &b)| (0x8000 + i as u16, b)).collect();
-    Ok((cart, ProgramImage { bytes, start: CpuState::after_reset(pc) }))
+    let prg_rom = Some(cart.prg.clone());
+    Ok((cart, ProgramImage { bytes, start: CpuState::after_reset(pc), prg_rom }))
 }
 
 /// Run `rom` on the reference CPU for `frames` frames, handing frames and samples to `recorder`. Returns the

@@ -4,7 +4,7 @@
 //! (`OAM_DMA`), clock the board from the `CYC` register, and drive the `NMI` and `IRQ` inputs.
 
 use crate::board::{Board, Frame, Lines};
-use isa_6502::circuit::{BUSY_DMA, BUSY_IO_WAIT, Mos6502Options, bank_byte_address, input, io_read_port, mem, reg};
+use isa_6502::circuit::{BUSY_DMA, BUSY_IO_WAIT, Mos6502Options, PrgBanking, bank_byte_address, input, io_read_port, mem, reg};
 use isa_6502::front::fault_summary;
 use isa_api::StepEvents;
 use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, RunEnd};
@@ -178,7 +178,9 @@ impl Devices for NetworkDevices {
                 let addr = v as u16;
                 self.board.write(addr, (v >> 16) as u8, cyc - 1);
                 let now = self.board.ppu.cart.prg_windows();
-                if addr >= 0x8000 && now != self.prg_windows && self.bank_switch.is_none() {
+                // The circuit runs UxROM's PRG banking itself; other boards' moves leave its memory behind.
+                let modelled = self.opts.prg.banking != PrgBanking::Fixed;
+                if addr >= 0x8000 && now != self.prg_windows && self.bank_switch.is_none() && !modelled {
                     let cart = &self.board.ppu.cart;
                     self.bank_switch = Some(format!(
                         "after {} instructions the program switched PRG banks ({} write ${:02X} to ${addr:04X}; $8000-$FFFF now shows PRG ROM offsets {}), which the woven CPU does not do yet (the {} board runs with --cpu reference)",

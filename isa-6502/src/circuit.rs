@@ -50,9 +50,49 @@ pub struct Mos6502Options {
     /// A store to this address ends the program with the stored byte as exit status (port `EXIT`).
     pub exit: Option<u16>,
     /// The NES memory map instead of a flat one: RAM mirrored through $1FFF, the PPU ($2000-$3FFF) and APU/IO
-    /// ($4000-$401F) registers as IO ranges, the PRG ROM ($8000-$FFFF) read from memory, its stores on port
+    /// ($4000-$5FFF) registers as IO ranges, the PRG ROM ($8000-$FFFF) read from memory, its stores on port
     /// `IO_WRITE` (the cartridge's mapper registers, the host's).
     pub nes: bool,
+    /// NES map: the PRG ROM the memory holds and how its banks switch.
+    pub prg: PrgRom,
+}
+
+/// The NES map's PRG ROM: how much the machine's memory holds and the board's PRG banking (the CPU side of the
+/// cartridge's mapper, which the circuit runs; CHR banks and mirroring stay the host's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrgRom {
+    /// KiB of PRG ROM in memory: a power of two from 32 to 512 (32 where $8000-$FFFF never moves: a 16 KiB ROM
+    /// is there twice).
+    pub kib: u32,
+    /// How stores to $8000-$FFFF move the banks.
+    pub banking: PrgBanking,
+}
+
+impl Default for PrgRom {
+    fn default() -> Self {
+        PrgRom { kib: 32, banking: PrgBanking::Fixed }
+    }
+}
+
+/// PRG banking boards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrgBanking {
+    /// $8000-$FFFF shows the same 32 KiB throughout (NROM, CNROM; other boards until their first switch).
+    Fixed,
+    /// UxROM (mapper 2): a store to $8000-$FFFF selects the 16 KiB bank at $8000 (the value modulo the bank
+    /// count, no bus conflicts); $C000-$FFFF holds the last bank.
+    Uxrom,
+}
+
+impl PrgRom {
+    /// Rows of each of `PRG_EVEN` and `PRG_ODD` (address bits): `kib` KiB as 32-bit words, half each.
+    pub fn row_bits(&self) -> u32 {
+        self.kib.trailing_zeros() + 7
+    }
+    /// Bits of a 16 KiB bank number.
+    fn bank16_bits(&self) -> u32 {
+        self.kib.trailing_zeros() - 4
+    }
 }
 
 /// Register indices, in the description's order.
@@ -75,6 +115,8 @@ pub mod reg {
     pub const DMA_ROW: u32 = 13;
     /// NES map: the DMA takes 514 cycles (its store ended on an even cycle), else 513.
     pub const DMA_LONG: u32 = 14;
+    /// NES map with UxROM banking: the 16 KiB bank at $8000.
+    pub const PRG_BANK: u32 = 15;
 }
 
 /// Memory indices: the four byte banks, then `INIT`; in the NES map, then the PRG ROM's two halves.
@@ -129,8 +171,6 @@ const ROW_BITS: u32 = 14;
 /// the 4,096 rows of each bank). The PRG ROM is in its own memories, four bytes a row.
 const NES_ROW_BITS: u32 = 12;
 
-/// NES map: address width of each PRG ROM half: 32 KiB as 8,192 words of 32 bits, even and odd.
-const PRG_ROW_BITS: u32 = 12;
 
 /// NES map: where the byte at CPU address `addr` lives in the four banks (bank `c % 4`, row `c / 4` of the
 /// compact address `c`): RAM ($0000-$1FFF, mirrored every 2 KiB) at 0x2000 + `addr % 0x800`, PRG RAM
@@ -586,13 +626,16 @@ struct Gates<'a> {
     zero: NodeId,
     /// Row address width of the four byte banks ([`ROW_BITS`], or [`NES_ROW_BITS`] in the NES map).
     row_bits: u32,
+    /// NES map: the PRG ROM, and with UxROM banking the bank register `PRG_BANK`.
+    prg: PrgRom,
+    prg_bank: Option<NodeId>,
 }
 
 impl<'a> Gates<'a> {
     fn new(s: &'a mut CircuitBuilder, row_bits: u32) -> Self {
         let one = s.konst(1, 1);
         let zero = s.konst(1, 0);
-        Gates { s, one, zero, row_bits }
+        Gates { s, one, zero, row_bits, prg: PrgRom::default(), prg_bank: None }
     }
     fn k(&mut self, width: u32, value: u64) -> NodeId {
         self.s.konst_masked(width, value)
@@ -810,7 +853,6 @@ struct NesRead {
 /// for `4 <= p < 8`, and the next row of `PRG_EVEN` for `p >= 8`.
 fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wrap: bool) -> NesRead {
     let rb = g.row_bits;
-    let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
     // A 1-bit lookup over `key`'s bits (its table from a predicate on the key's value).
     let lookup = |g: &mut Gates, key: NodeId, f: &dyn Fn(u64) -> bool| {
         let w = g.s.width(key);
@@ -864,20 +906,7 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
             let c = g.s.concat(&[sel, b15]);
             g.s.eq_const(c, 0b11)
         };
-        let odd_row = g.s.slice(base, 3, PRG_ROW_BITS);
-        let even_row = if n == 1 {
-            odd_row
-        } else {
-            let b2 = g.bit(base, 2);
-            if page_wrap {
-                let in_page = g.s.slice(base, 3, 5);
-                let page = g.s.slice(base, 8, PRG_ROW_BITS - 5);
-                let inc = g.s.sum(5, &[t(in_page), t(b2)], 0);
-                g.s.concat(&[inc, page])
-            } else {
-                g.s.sum(PRG_ROW_BITS, &[t(odd_row), t(b2)], 0)
-            }
-        };
+        let (even_row, odd_row) = prg_rows(g, base, n, page_wrap);
         even_rows.push((rom, even_row));
         odd_rows.push((rom, odd_row));
     }
@@ -885,8 +914,9 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
         let r = g.s.one_hot(rb, &bank_rows[k]);
         g.s.load(mem::BANKS[k], 8, r)
     });
-    let er = g.s.one_hot(PRG_ROW_BITS, &even_rows);
-    let or = g.s.one_hot(PRG_ROW_BITS, &odd_rows);
+    let prb = g.prg.row_bits();
+    let er = g.s.one_hot(prb, &even_rows);
+    let or = g.s.one_hot(prb, &odd_rows);
     let prg = [g.s.load(mem::PRG_EVEN, 32, er), g.s.load(mem::PRG_ODD, 32, or)];
     // The byte selects, from (select, base % 8, top three bits) of the selected candidate: one lookup over the
     // raw bits for one candidate; for several, over the picked base's bits (every candidate list here has one
@@ -916,6 +946,62 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
         })
         .collect();
     NesRead { banks, prg, bytes, ram_is, rom_is }
+}
+
+/// NES map: the rows of `PRG_EVEN` and `PRG_ODD` that hold the bytes at `base .. base + n` ($8000-$FFFF; see
+/// [`nes_read_run_of`]), through the board's banks. The odd row is `base`'s word's; the even row is the next
+/// one when `base`'s word is odd (within `base`'s page with `page_wrap`).
+///
+/// With UxROM banking the row is the 16 KiB bank's number above `addr[13:3]`: `PRG_BANK` at $8000-$BFFF, the last
+/// bank (every bit 1) at $C000-$FFFF, so each bank bit is `PRG_BANK`'s bit OR `addr[14]`. A fetch at
+/// $BFFC-$BFFF whose next word is at $C000 takes the even word's bank bits from the last bank too (OR the one
+/// equality saying so), and its row bits wrap to 0: both computed beside the odd row's, no deeper.
+fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, NodeId) {
+    let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
+    let b2 = g.bit(base, 2);
+    // The row's bits within a bank (all of them without banking).
+    let low_bits = match g.prg.banking {
+        PrgBanking::Fixed => g.prg.row_bits(),
+        PrgBanking::Uxrom => 11,
+    };
+    let odd_low = g.s.slice(base, 3, low_bits);
+    let even_low = if n == 1 {
+        odd_low
+    } else if page_wrap {
+        let in_page = g.s.slice(base, 3, 5);
+        let page = g.s.slice(base, 8, low_bits - 5);
+        let inc = g.s.sum(5, &[t(in_page), t(b2)], 0);
+        g.s.concat(&[inc, page])
+    } else {
+        g.s.sum(low_bits, &[t(odd_low), t(b2)], 0)
+    };
+    match (g.prg.banking, g.prg_bank) {
+        (PrgBanking::Uxrom, Some(bank)) => {
+            let a14 = g.bit(base, 14);
+            // The fetch's next word crosses from $BFFF into the fixed bank.
+            let cross = if n == 1 || page_wrap {
+                None
+            } else {
+                let w = g.s.slice(base, 2, 12);
+                Some(g.s.eq_const(w, 0xFFF))
+            };
+            let (mut odd_bits, mut even_bits) = (Vec::new(), Vec::new());
+            for j in 0..g.prg.bank16_bits() {
+                let bj = g.bit(bank, j);
+                odd_bits.push(g.or1(bj, a14));
+                even_bits.push(match cross {
+                    Some(c) => g.s.any(&[bj, a14, c]),
+                    None => g.or1(bj, a14),
+                });
+            }
+            let mut odd = vec![odd_low];
+            odd.extend(odd_bits);
+            let mut even = vec![even_low];
+            even.extend(even_bits);
+            (g.s.concat(&even), g.s.concat(&odd))
+        }
+        _ => (even_low, odd_low),
+    }
 }
 
 /// NES map: the cases of byte `i` of a run: the bank words (`ram_is[j]`: the run starts in bank `j`) and the
@@ -1064,6 +1150,12 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let d = g.s.concat(&[run, stopping, dma]);
         (g.s.any(&runs), g.s.eq_const(d, 0b101))
     };
+    if opts.nes {
+        g.prg = opts.prg;
+        if opts.prg.banking == PrgBanking::Uxrom {
+            g.prg_bank = Some(g.s.reg(reg::PRG_BANK, opts.prg.bank16_bits()));
+        }
+    }
     let (dma_page, dma_row, dma_long) = if opts.nes {
         (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_LONG, 1))
     } else {
@@ -1736,6 +1828,11 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         }
         g.pick(3, &cases, poll)
     };
+    let prg_bank = g.prg_bank;
+    let rom_store = {
+        let t = g.and1(writes_ea, rom);
+        g.and1(go, t)
+    };
     let s = &mut *g.s;
     s.set_next(reg::PC, pc_next);
     s.set_next(reg::A, a_next);
@@ -1759,6 +1856,13 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let even = s.not(odd);
         let long_next = s.select(dma_start, even, dma_long);
         s.set_next(reg::DMA_LONG, long_next);
+        if let Some(bank) = prg_bank {
+            // UxROM: a store (or a read-modify-write's last write) to $8000-$FFFF selects the bank.
+            let data = s.select(f_store, store_val, rmw_val);
+            let value = s.slice(data, 0, s.width(bank));
+            let next = s.select(rom_store, value, bank);
+            s.set_next(reg::PRG_BANK, next);
+        }
     }
 
     // ---- ports ----
@@ -1827,13 +1931,16 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let mut registers = registers;
     if opts.nes {
         registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);
+        if opts.prg.banking == PrgBanking::Uxrom {
+            registers.push(r("PRG_BANK", opts.prg.bank16_bits()));
+        }
     }
     let mut memories: Vec<MemoryDesc> =
         (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: row_bits }).collect();
     memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });
     if opts.nes {
         for name in ["PRG_EVEN", "PRG_ODD"] {
-            memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: PRG_ROW_BITS });
+            memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: opts.prg.row_bits() });
         }
     }
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());

@@ -16,7 +16,7 @@
 //! else is a raw binary at `load_at`. The machine starts in the state after the reset sequence: A = X = Y = 0,
 //! S = $FD, P = $24, 7 cycles run, PC = `entry` or the reset vector.
 
-use crate::circuit::{Mos6502Options, bank_byte_address, init_row, mem, mos6502_machine, nes_bank_address};
+use crate::circuit::{Mos6502Options, PrgRom, bank_byte_address, init_row, mem, mos6502_machine, nes_bank_address};
 use crate::{Bus, Cpu};
 use isa_api::front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, PortPrinter, Program, TraceCheck};
 use isa_api::host::Trace;
@@ -93,10 +93,11 @@ pub fn state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>)
 }
 
 /// The load image of a NES-map machine state: `bytes` (address, value) of RAM and PRG RAM into the four banks at
-/// their compact addresses ([`nes_bank_address`]), of the PRG ROM ($8000-$FFFF) into `PRG_EVEN` and `PRG_ODD`
-/// four bytes a word (the lowest address in the low byte), the registers into `INIT`. Bytes at IO addresses
-/// ($2000-$5FFF) are dropped: nothing holds them.
-pub fn nes_state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>) -> LoadImage {
+/// their compact addresses ([`nes_bank_address`]), the PRG ROM into `PRG_EVEN` and `PRG_ODD` four bytes a word
+/// (the lowest address in the low byte): `prg_rom` where given (the whole ROM of a banking board), else the
+/// bytes at $8000-$FFFF; the registers into `INIT`. Bytes at IO addresses ($2000-$5FFF) are dropped: nothing
+/// holds them.
+pub fn nes_state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u8)>, prg_rom: Option<&[u8]>) -> LoadImage {
     let mut ram = Vec::new();
     let mut rom = vec![0u8; 0x8000];
     for (addr, value) in bytes {
@@ -106,6 +107,7 @@ pub fn nes_state_image(state: &CpuState, bytes: impl IntoIterator<Item = (u16, u
             ram.push((c, value));
         }
     }
+    let rom = prg_rom.map_or(rom, |r| r.to_vec());
     let mut img = state_image(state, ram);
     let words: Vec<u64> = rom.chunks_exact(4).map(|w| u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect();
     for (parity, m) in [mem::PRG_EVEN, mem::PRG_ODD].into_iter().enumerate() {
@@ -121,6 +123,9 @@ pub struct ProgramImage {
     pub bytes: Vec<(u16, u8)>,
     /// The state the machine starts from.
     pub start: CpuState,
+    /// NES map with PRG banking: the whole PRG ROM, which the machine's memory holds (`bytes` has the 32 KiB the
+    /// CPU sees at power-on).
+    pub prg_rom: Option<Vec<u8>>,
 }
 
 impl ProgramImage {
@@ -134,7 +139,12 @@ impl ProgramImage {
     }
     /// The load image of the machine built with `opts` ([`state_image`], or [`nes_state_image`] in the NES map).
     pub fn load_image(&self, opts: &Mos6502Options) -> LoadImage {
-        if opts.nes { nes_state_image(&self.start, self.bytes.iter().copied()) } else { state_image(&self.start, self.bytes.iter().copied()) }
+        if opts.nes {
+            let whole = self.prg_rom.as_deref().filter(|r| r.len() == opts.prg.kib as usize * 1024);
+            nes_state_image(&self.start, self.bytes.iter().copied(), whole)
+        } else {
+            state_image(&self.start, self.bytes.iter().copied())
+        }
     }
 }
 
@@ -175,6 +185,10 @@ pub struct Mos6502Keys {
     pub load_at: u16,
     /// The first PC (default: the reset vector where the program sets it, else `load_at`).
     pub entry: Option<u16>,
+    /// NES map: the PRG ROM's size and banking (not a TOML key: the NES host sets it from the cartridge's
+    /// header; 32 KiB, fixed, by default).
+    #[serde(skip)]
+    pub prg: PrgRom,
 }
 
 /// Memory maps.
@@ -247,7 +261,7 @@ pub struct Mos6502Machine {
 impl Mos6502Machine {
     /// The circuit options of these keys.
     pub fn options(&self) -> Mos6502Options {
-        Mos6502Options { console: self.keys.console, exit: self.keys.exit, nes: self.keys.map == MemoryMap::Nes }
+        Mos6502Options { console: self.keys.console, exit: self.keys.exit, nes: self.keys.map == MemoryMap::Nes, prg: self.keys.prg }
     }
 
     /// A program's memory and start state: an iNES file (mapper 0) or a raw binary at `load_at`.
@@ -287,7 +301,7 @@ impl Mos6502Machine {
             (None, Some(lo), Some(hi)) => u16::from_le_bytes([lo, hi]),
             _ => self.keys.load_at,
         };
-        Ok(ProgramImage { bytes, start: CpuState::after_reset(pc) })
+        Ok(ProgramImage { bytes, start: CpuState::after_reset(pc), prg_rom: None })
     }
 }
 

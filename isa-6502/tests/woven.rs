@@ -156,7 +156,7 @@ fn klaus_dormann_in_lockstep_with_the_interpreter_on_the_woven_machine() {
     let n = env_usize("KLAUS_INSTRUCTIONS", 20_000);
     let w = flat();
     let memory = std::fs::read(bin).unwrap();
-    let img = isa_6502::front::ProgramImage { bytes: memory.iter().enumerate().map(|(a, &v)| (a as u16, v)).collect(), start: CpuState::after_reset(0x0400) };
+    let img = isa_6502::front::ProgramImage { bytes: memory.iter().enumerate().map(|(a, &v)| (a as u16, v)).collect(), start: CpuState::after_reset(0x0400), prg_rom: None };
     let prompt = img.load_image(&Mos6502Options::default()).prompt(&w.protocol);
     let t = std::time::Instant::now();
     let out = run(w, &prompt, n + 1);
