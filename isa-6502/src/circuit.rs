@@ -914,9 +914,11 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
         let r = g.s.one_hot(rb, &bank_rows[k]);
         g.s.load(mem::BANKS[k], 8, r)
     });
+    // One candidate: its rows as they are (the byte selects already ignore them outside the ROM).
     let prb = g.prg.row_bits();
-    let er = g.s.one_hot(prb, &even_rows);
-    let or = g.s.one_hot(prb, &odd_rows);
+    let pick = |g: &mut Gates, rows: &[(NodeId, NodeId)]| if let [(_, r)] = rows { *r } else { g.s.one_hot(prb, rows) };
+    let er = pick(g, &even_rows);
+    let or = pick(g, &odd_rows);
     let prg = [g.s.load(mem::PRG_EVEN, 32, er), g.s.load(mem::PRG_ODD, 32, or)];
     // The byte selects, from (select, base % 8, top three bits) of the selected candidate: one lookup over the
     // raw bits for one candidate; for several, over the picked base's bits (every candidate list here has one
