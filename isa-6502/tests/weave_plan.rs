@@ -1,7 +1,7 @@
 //! The weaver's plan of the 2A03 (cheap: no weights): layers, width, the layers of its memory reads, and the
 //! critical path (`MOS6502_CRITICAL_PATH=1` prints it).
 
-use isa_6502::circuit::{Mos6502Options, mos6502_machine};
+use isa_6502::circuit::{Mos6502Options, PrgBanking, PrgRom, mos6502_machine};
 
 #[test]
 fn the_plan_of_the_2a03() {
@@ -26,14 +26,34 @@ fn the_plan_of_the_2a03() {
 #[test]
 fn the_console_adds_no_depth_and_the_nes_map_two_layers() {
     // The NES map translates the data address and waits for the IO decision (a stall) in every case's select.
-    for (name, opts, most) in [
-        ("flat with console and exit", Mos6502Options { console: Some(0xF001), exit: Some(0xF002), nes: false }, 19),
-        ("NES map", Mos6502Options { nes: true, ..Default::default() }, 21),
+    for (name, opts, most, heads) in [
+        ("flat with console and exit", Mos6502Options { console: Some(0xF001), exit: Some(0xF002), ..Default::default() }, 19, 264),
+        ("NES map", Mos6502Options { nes: true, ..Default::default() }, 21, 104),
     ] {
         let desc = mos6502_machine(&opts);
         let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
         let cfg = weaver::emit::config(&alloc);
-        eprintln!("2A03 {name}: {} layers, hidden {}, {} parameters", alloc.geometry.layers, alloc.geometry.hidden, cfg.parameter_count());
-        assert!(alloc.geometry.layers <= most, "{name}: {} layers", alloc.geometry.layers);
+        let g = alloc.geometry;
+        eprintln!("2A03 {name}: {} layers, hidden {}, {} value heads, {} parameters", g.layers, g.hidden, g.value_heads, cfg.parameter_count());
+        assert!(g.layers <= most, "{name}: {} layers", g.layers);
+        assert_eq!(g.value_heads, heads, "{name}: value heads");
+    }
+}
+
+/// UxROM's banking in the circuit adds no layer, and its memories hold the whole PRG ROM four bytes a row:
+/// a layer that reads both holds the RAM's 64 value heads and the ROM's KiB (two halves of KiB x 128 rows, 256
+/// rows a head), and at most 8 others.
+#[test]
+fn uxrom_banking_adds_no_layer() {
+    for kib in [64u32, 256, 512] {
+        let opts = Mos6502Options { nes: true, prg: PrgRom { kib, banking: PrgBanking::Uxrom }, ..Default::default() };
+        let desc = mos6502_machine(&opts);
+        let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
+        let cfg = weaver::emit::config(&alloc);
+        let g = alloc.geometry;
+        eprintln!("2A03 NES map, UxROM {kib} KiB: {} layers, hidden {}, {} value heads, {} parameters", g.layers, g.hidden, g.value_heads, cfg.parameter_count());
+        assert!(g.layers <= 21, "UxROM {kib} KiB: {} layers", g.layers);
+        let heads = g.value_heads as u32;
+        assert!((64 + kib..=64 + kib + 8).contains(&heads), "UxROM {kib} KiB: {heads} value heads");
     }
 }
