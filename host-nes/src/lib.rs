@@ -40,13 +40,18 @@ pub fn nes_machine() -> Mos6502Machine {
 }
 
 /// The NES-map machine for `cart`: its memory holds the whole PRG ROM where the circuit runs the board's PRG
-/// banking (UxROM, 32-512 KiB), else the 32 KiB the CPU sees at power-on ([`nes_machine`]; NROM and CNROM never
-/// move them, MMC1 and MMC3 run until their first PRG switch).
+/// banking (UxROM and MMC3, 32-512 KiB), else the 32 KiB the CPU sees at power-on ([`nes_machine`]; NROM and
+/// CNROM never move them, MMC1 runs until its first PRG switch).
 pub fn nes_machine_for(cart: &Cartridge) -> Mos6502Machine {
     let kib = (cart.prg.len() / 1024) as u32;
     let mut m = nes_machine();
-    if matches!(cart.mapper, mapper::Mapper::Uxrom(_)) && kib.is_power_of_two() && (32..=512).contains(&kib) {
-        m.keys.prg = PrgRom { kib, banking: PrgBanking::Uxrom };
+    let banking = match cart.mapper {
+        mapper::Mapper::Uxrom(_) => PrgBanking::Uxrom,
+        mapper::Mapper::Mmc3(_) => PrgBanking::Mmc3,
+        _ => PrgBanking::Fixed,
+    };
+    if banking != PrgBanking::Fixed && kib.is_power_of_two() && (32..=512).contains(&kib) {
+        m.keys.prg = PrgRom { kib, banking };
     }
     m
 }

@@ -82,6 +82,12 @@ pub enum PrgBanking {
     /// UxROM (mapper 2): a store to $8000-$FFFF selects the 16 KiB bank at $8000 (the value modulo the bank
     /// count, no bus conflicts); $C000-$FFFF holds the last bank.
     Uxrom,
+    /// MMC3 (mapper 4), its PRG side: a store to an even address of $8000-$9FFF sets the bank select (the register
+    /// the next data write sets, bits 0-2, and the PRG mode, bit 6); to an odd one, the selected register (`R6`
+    /// and `R7` are PRG banks, modulo the bank count). 8 KiB windows: $8000 `R6` (mode 0) or the second-last
+    /// bank (mode 1), $A000 `R7`, $C000 the other of the two, $E000 the last bank. The other registers ($A000
+    /// mirroring, $C000-$FFFF the scanline IRQ, `R0`-`R5` CHR) are the host's.
+    Mmc3,
 }
 
 impl PrgRom {
@@ -92,6 +98,10 @@ impl PrgRom {
     /// Bits of a 16 KiB bank number.
     fn bank16_bits(&self) -> u32 {
         self.kib.trailing_zeros() - 4
+    }
+    /// Bits of an 8 KiB bank number.
+    fn bank8_bits(&self) -> u32 {
+        self.kib.trailing_zeros() - 3
     }
 }
 
@@ -117,6 +127,11 @@ pub mod reg {
     pub const DMA_LONG: u32 = 14;
     /// NES map with UxROM banking: the 16 KiB bank at $8000.
     pub const PRG_BANK: u32 = 15;
+    /// NES map with MMC3 banking: the bank select's register index (bits 0-2) and PRG mode (bit 3).
+    pub const MMC3_SELECT: u32 = 15;
+    /// NES map with MMC3 banking: the PRG bank registers `R6` and `R7`.
+    pub const MMC3_R6: u32 = 16;
+    pub const MMC3_R7: u32 = 17;
 }
 
 /// Memory indices: the four byte banks, then `INIT`; in the NES map, then the PRG ROM's two halves.
@@ -128,6 +143,9 @@ pub mod mem {
     pub const PRG_EVEN: u32 = 5;
     /// NES map: the PRG ROM's 32-bit words at odd word addresses (`$8004 + 8 r .. + 3` at row `r`).
     pub const PRG_ODD: u32 = 6;
+    /// NES map with MMC3 banking: the first word of each 8 KiB bank (row = bank), for a fetch whose next word
+    /// lies in the next window.
+    pub const PRG_FIRST: u32 = 7;
 }
 
 /// Input port indices.
@@ -626,16 +644,16 @@ struct Gates<'a> {
     zero: NodeId,
     /// Row address width of the four byte banks ([`ROW_BITS`], or [`NES_ROW_BITS`] in the NES map).
     row_bits: u32,
-    /// NES map: the PRG ROM, and with UxROM banking the bank register `PRG_BANK`.
+    /// NES map: the PRG ROM, and its banking registers (UxROM: `PRG_BANK`; MMC3: `MMC3_SELECT`, `R6`, `R7`).
     prg: PrgRom,
-    prg_bank: Option<NodeId>,
+    prg_regs: Vec<NodeId>,
 }
 
 impl<'a> Gates<'a> {
     fn new(s: &'a mut CircuitBuilder, row_bits: u32) -> Self {
         let one = s.konst(1, 1);
         let zero = s.konst(1, 0);
-        Gates { s, one, zero, row_bits, prg: PrgRom::default(), prg_bank: None }
+        Gates { s, one, zero, row_bits, prg: PrgRom::default(), prg_regs: Vec::new() }
     }
     fn k(&mut self, width: u32, value: u64) -> NodeId {
         self.s.konst_masked(width, value)
@@ -923,11 +941,22 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
     // The byte selects, from (select, base % 8, top three bits) of the selected candidate: one lookup over the
     // raw bits for one candidate; for several, over the picked base's bits (every candidate list here has one
     // select on). RAM: bank `j` holds byte 0 when `base % 4 == j`; ROM: position `k = base % 8`.
+    // MMC3: a fetch whose next word is in the next 8 KiB window (`addr[12:2]` all ones) takes that word, the next
+    // window's bank's first, from PRG_FIRST; bit 7 of the select key says so.
+    let mut first = None;
     let key = match cases {
         [(sel, base)] => {
             let lo3 = g.s.slice(*base, 0, 3);
             let hi3 = g.s.slice(*base, 13, 3);
-            g.s.concat(&[*sel, lo3, hi3])
+            if g.prg.banking == PrgBanking::Mmc3 && n > 1 && !page_wrap && !g.prg_regs.is_empty() {
+                let w = g.s.slice(*base, 2, 11);
+                let cross = g.s.eq_const(w, 0x7FF);
+                let row = mmc3_bank(g, *base, 1);
+                first = Some(g.s.load(mem::PRG_FIRST, 32, row));
+                g.s.concat(&[*sel, lo3, hi3, cross])
+            } else {
+                g.s.concat(&[*sel, lo3, hi3])
+            }
         }
         _ => {
             let lo3s: Vec<(NodeId, NodeId)> = cases.iter().map(|&(sel, base)| (sel, g.s.slice(base, 0, 3))).collect();
@@ -939,15 +968,36 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
         }
     };
     let is_ram = |hi: u64| hi == 0 || hi == 3;
-    let ram_is = (0..4u64).map(|j| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 3 == j && is_ram(v >> 4))).collect::<Vec<_>>();
-    let rom_is = (0..8u64).map(|k| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 7 == k && v >> 6 == 1)).collect::<Vec<_>>();
+    let ram_is = (0..4u64).map(|j| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 3 == j && is_ram((v >> 4) & 7))).collect::<Vec<_>>();
+    let rom_is = (0..8u64).map(|k| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 7 == k && v >> 6 & 3 == 1)).collect::<Vec<_>>();
+    // With PRG_FIRST: the same positions when the next word crosses into the next window.
+    let rom_x = match first {
+        Some(_) => (0..8u64).map(|k| lookup(g, key, &move |v| v & 1 == 1 && (v >> 1) & 7 == k && v >> 6 == 3)).collect::<Vec<_>>(),
+        None => Vec::new(),
+    };
     let bytes = (0..n)
         .map(|i| {
-            let cases = nes_byte_cases(g, &banks, prg, &ram_is, &rom_is, i);
+            let mut cases = nes_byte_cases(g, &banks, prg, &ram_is, &rom_is, i);
+            if let Some(f) = first {
+                // Positions 8.. are the next window's first word; the others as without crossing.
+                cases.extend(nes_byte_cases(g, &banks, [f, prg[1]], &[], &rom_x, i).into_iter().enumerate().map(|(k, c)| {
+                    if k + i >= 8 { c } else { (c.0, nes_lane(g, prg, k + i)) }
+                }));
+            }
             g.s.one_hot(8, &cases)
         })
         .collect();
     NesRead { banks, prg, bytes, ram_is, rom_is }
+}
+
+/// NES map: byte `p` (0..12) of the PRG ROM's even word then odd word then even word (see [`nes_read_run_of`]).
+fn nes_lane(g: &mut Gates, prg: [NodeId; 2], p: usize) -> NodeId {
+    let (word, lane) = match p {
+        0..=3 => (prg[0], p),
+        4..=7 => (prg[1], p - 4),
+        _ => (prg[0], p - 8),
+    };
+    g.s.slice(word, 8 * lane as u32, 8)
 }
 
 /// NES map: the rows of `PRG_EVEN` and `PRG_ODD` that hold the bytes at `base .. base + n` ($8000-$FFFF; see
@@ -965,6 +1015,7 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
     let low_bits = match g.prg.banking {
         PrgBanking::Fixed => g.prg.row_bits(),
         PrgBanking::Uxrom => 11,
+        PrgBanking::Mmc3 => 10,
     };
     let odd_low = g.s.slice(base, 3, low_bits);
     let even_low = if n == 1 {
@@ -977,7 +1028,13 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
     } else {
         g.s.sum(low_bits, &[t(odd_low), t(b2)], 0)
     };
-    match (g.prg.banking, g.prg_bank) {
+    match (g.prg.banking, g.prg_regs.first().copied()) {
+        (PrgBanking::Mmc3, Some(_)) => {
+            // The word after a window's last word is in the next window, at another bank: such a fetch takes
+            // it from PRG_FIRST (see `nes_read_run_of`); here both rows are in `base`'s window.
+            let bank = mmc3_bank(g, base, 0);
+            (g.s.concat(&[even_low, bank]), g.s.concat(&[odd_low, bank]))
+        }
         (PrgBanking::Uxrom, Some(bank)) => {
             let a14 = g.bit(base, 14);
             // The fetch's next word crosses from $BFFF into the fixed bank.
@@ -1006,19 +1063,52 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
     }
 }
 
+/// NES map, MMC3: the 8 KiB bank of the window `ahead` windows after `base`'s (modulo 4), one select per bit
+/// over (`addr[13]`, `addr[14]`, the PRG mode): $8000 `R6` or the second-last bank, $A000 `R7`, $C000 the second-last
+/// bank or `R6`, $E000 the last.
+fn mmc3_bank(g: &mut Gates, base: NodeId, ahead: u64) -> NodeId {
+    let (select, r6, r7) = (g.prg_regs[0], g.prg_regs[1], g.prg_regs[2]);
+    let bb = g.prg.bank8_bits();
+    let banks = 1u64 << bb;
+    let (second_last, last) = (banks - 2, banks - 1);
+    let a13 = g.bit(base, 13);
+    let a14 = g.bit(base, 14);
+    let mode = g.bit(select, 3);
+    let key = g.s.concat(&[a13, a14, mode]);
+    let sels: Vec<NodeId> = (0..8u64).map(|v| g.s.eq_const(key, v)).collect();
+    let mut bits = Vec::new();
+    for j in 0..bb {
+        let mut cases = Vec::new();
+        for v in 0..8u64 {
+            let (w, mode) = (((v & 3) + ahead) % 4, v >> 2);
+            let constant = |c: u64| if (c >> j) & 1 == 1 { Some(None) } else { None };
+            let src: Option<Option<NodeId>> = match (w, mode) {
+                (0, 0) | (2, 1) => Some(Some(r6)),
+                (1, _) => Some(Some(r7)),
+                (0, _) | (2, _) => constant(second_last),
+                _ => constant(last),
+            };
+            match src {
+                Some(Some(reg)) => {
+                    let b = g.bit(reg, j);
+                    cases.push((sels[v as usize], b));
+                }
+                Some(None) => cases.push((sels[v as usize], g.one)),
+                None => {}
+            }
+        }
+        bits.push(g.s.one_hot(1, &cases));
+    }
+    g.s.concat(&bits)
+}
+
 /// NES map: the cases of byte `i` of a run: the bank words (`ram_is[j]`: the run starts in bank `j`) and the
 /// PRG ROM's even and odd words' lanes (`rom_is[k]`: the run starts at position `k` of its eight bytes; see
 /// [`nes_read_run_of`]), at most one select on.
 fn nes_byte_cases(g: &mut Gates, banks: &[NodeId; 4], prg: [NodeId; 2], ram_is: &[NodeId], rom_is: &[NodeId], i: usize) -> Vec<(NodeId, NodeId)> {
-    let mut cases: Vec<(NodeId, NodeId)> = (0..4).map(|j| (ram_is[j], banks[(j + i) % 4])).collect();
+    let mut cases: Vec<(NodeId, NodeId)> = ram_is.iter().enumerate().map(|(j, &sel)| (sel, banks[(j + i) % 4])).collect();
     for (k, &sel) in rom_is.iter().enumerate() {
-        let p = k + i;
-        let (word, lane) = match p {
-            0..=3 => (prg[0], p),
-            4..=7 => (prg[1], p - 4),
-            _ => (prg[0], p - 8),
-        };
-        let byte = g.s.slice(word, 8 * lane as u32, 8);
+        let byte = nes_lane(g, prg, k + i);
         cases.push((sel, byte));
     }
     cases
@@ -1154,9 +1244,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     };
     if opts.nes {
         g.prg = opts.prg;
-        if opts.prg.banking == PrgBanking::Uxrom {
-            g.prg_bank = Some(g.s.reg(reg::PRG_BANK, opts.prg.bank16_bits()));
-        }
+        g.prg_regs = match opts.prg.banking {
+            PrgBanking::Fixed => Vec::new(),
+            PrgBanking::Uxrom => vec![g.s.reg(reg::PRG_BANK, opts.prg.bank16_bits())],
+            PrgBanking::Mmc3 => {
+                let bb = opts.prg.bank8_bits();
+                vec![g.s.reg(reg::MMC3_SELECT, 4), g.s.reg(reg::MMC3_R6, bb), g.s.reg(reg::MMC3_R7, bb)]
+            }
+        };
     }
     let (dma_page, dma_row, dma_long) = if opts.nes {
         (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_LONG, 1))
@@ -1830,7 +1925,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         }
         g.pick(3, &cases, poll)
     };
-    let prg_bank = g.prg_bank;
+    let prg_regs = g.prg_regs.clone();
     let rom_store = {
         let t = g.and1(writes_ea, rom);
         g.and1(go, t)
@@ -1858,12 +1953,35 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let even = s.not(odd);
         let long_next = s.select(dma_start, even, dma_long);
         s.set_next(reg::DMA_LONG, long_next);
-        if let Some(bank) = prg_bank {
-            // UxROM: a store (or a read-modify-write's last write) to $8000-$FFFF selects the bank.
-            let data = s.select(f_store, store_val, rmw_val);
-            let value = s.slice(data, 0, s.width(bank));
-            let next = s.select(rom_store, value, bank);
-            s.set_next(reg::PRG_BANK, next);
+        // The value of a store (or a read-modify-write's last write) to $8000-$FFFF.
+        let data = s.select(f_store, store_val, rmw_val);
+        match (opts.prg.banking, prg_regs.as_slice()) {
+            (PrgBanking::Uxrom, &[bank]) => {
+                // UxROM: any such store selects the bank.
+                let value = s.slice(data, 0, s.width(bank));
+                let next = s.select(rom_store, value, bank);
+                s.set_next(reg::PRG_BANK, next);
+            }
+            (PrgBanking::Mmc3, &[select, r6, r7]) => {
+                // MMC3: $8000-$9FFF even sets the select, odd the selected register (only R6 and R7 are PRG's).
+                let (a0, a13, a14) = (s.bit(ea, 0), s.bit(ea, 13), s.bit(ea, 14));
+                let c = s.concat(&[rom_store, a0, a13, a14]);
+                let to_select = s.eq_const(c, 0b0001);
+                let d_lo = s.slice(data, 0, 3);
+                let d_mode = s.bit(data, 6);
+                let sel_value = s.concat(&[d_lo, d_mode]);
+                let sel_next = s.select(to_select, sel_value, select);
+                s.set_next(reg::MMC3_SELECT, sel_next);
+                let index = s.slice(select, 0, 3);
+                for (r, node, k) in [(reg::MMC3_R6, r6, 6u64), (reg::MMC3_R7, r7, 7)] {
+                    let c = s.concat(&[rom_store, a0, a13, a14, index]);
+                    let write = s.eq_const(c, 0b0011 | (k << 4));
+                    let value = s.slice(data, 0, s.width(node));
+                    let next = s.select(write, value, node);
+                    s.set_next(r, next);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1933,8 +2051,13 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let mut registers = registers;
     if opts.nes {
         registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);
-        if opts.prg.banking == PrgBanking::Uxrom {
-            registers.push(r("PRG_BANK", opts.prg.bank16_bits()));
+        match opts.prg.banking {
+            PrgBanking::Fixed => {}
+            PrgBanking::Uxrom => registers.push(r("PRG_BANK", opts.prg.bank16_bits())),
+            PrgBanking::Mmc3 => {
+                let bb = opts.prg.bank8_bits();
+                registers.extend([r("MMC3_SELECT", 4), r("MMC3_R6", bb), r("MMC3_R7", bb)]);
+            }
         }
     }
     let mut memories: Vec<MemoryDesc> =
@@ -1943,6 +2066,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     if opts.nes {
         for name in ["PRG_EVEN", "PRG_ODD"] {
             memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: opts.prg.row_bits() });
+        }
+        if opts.prg.banking == PrgBanking::Mmc3 {
+            memories.push(MemoryDesc { name: "PRG_FIRST".into(), word_width: 32, addr_width: opts.prg.bank8_bits() });
         }
     }
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());

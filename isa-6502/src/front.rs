@@ -141,7 +141,13 @@ impl ProgramImage {
     pub fn load_image(&self, opts: &Mos6502Options) -> LoadImage {
         if opts.nes {
             let whole = self.prg_rom.as_deref().filter(|r| r.len() == opts.prg.kib as usize * 1024);
-            nes_state_image(&self.start, self.bytes.iter().copied(), whole)
+            let mut img = nes_state_image(&self.start, self.bytes.iter().copied(), whole);
+            if let (crate::circuit::PrgBanking::Mmc3, Some(rom)) = (opts.prg.banking, whole) {
+                // The first word of each 8 KiB bank.
+                let words = rom.chunks_exact(0x2000).map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect();
+                img.loads.push(MemLoad { mem: mem::PRG_FIRST, base: 0, words });
+            }
+            img
         } else {
             state_image(&self.start, self.bytes.iter().copied())
         }
