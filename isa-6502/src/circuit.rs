@@ -88,6 +88,13 @@ pub enum PrgBanking {
     /// bank (mode 1), $A000 `R7`, $C000 the other of the two, $E000 the last bank. The other registers ($A000
     /// mirroring, $C000-$FFFF the scanline IRQ, `R0`-`R5` CHR) are the host's.
     Mmc3,
+    /// MMC1 (mapper 1, up to 256 KiB), its PRG side: a store to $8000-$FFFF with bit 7 set resets the serial
+    /// port (and sets PRG mode 3); else bit 0 shifts in, and the fifth such store writes the five bits to the
+    /// register its address names: control ($8000-$9FFF; bits 2-3 the PRG mode) or PRG bank ($E000-$FFFF, bits
+    /// 0-3). A read-modify-write's first (unmodified) write is the one that counts: the second, on the next
+    /// cycle, is ignored. 16 KiB windows: mode 0-1 32 KiB at `bank & !1`; mode 2 the first bank at $8000 and
+    /// `bank` at $C000; mode 3 `bank` at $8000 and the last at $C000. The CHR registers are the host's.
+    Mmc1,
 }
 
 impl PrgRom {
@@ -102,6 +109,10 @@ impl PrgRom {
     /// Bits of an 8 KiB bank number.
     fn bank8_bits(&self) -> u32 {
         self.kib.trailing_zeros() - 3
+    }
+    /// Bits of a bank number of the board's window size (16 KiB for UxROM and MMC1, 8 KiB for MMC3).
+    fn window_bank_bits(&self) -> u32 {
+        if self.banking == PrgBanking::Mmc3 { self.bank8_bits() } else { self.bank16_bits() }
     }
 }
 
@@ -132,6 +143,12 @@ pub mod reg {
     /// NES map with MMC3 banking: the PRG bank registers `R6` and `R7`.
     pub const MMC3_R6: u32 = 16;
     pub const MMC3_R7: u32 = 17;
+    /// NES map with MMC1 banking: the serial port's bits so far (4) and their count (0-4), the PRG mode (control
+    /// bits 2-3) and the PRG bank (bits 0-3).
+    pub const MMC1_SHIFT: u32 = 15;
+    pub const MMC1_COUNT: u32 = 16;
+    pub const MMC1_MODE: u32 = 17;
+    pub const MMC1_PRG: u32 = 18;
 }
 
 /// Memory indices: the four byte banks, then `INIT`; in the NES map, then the PRG ROM's two halves.
@@ -143,8 +160,8 @@ pub mod mem {
     pub const PRG_EVEN: u32 = 5;
     /// NES map: the PRG ROM's 32-bit words at odd word addresses (`$8004 + 8 r .. + 3` at row `r`).
     pub const PRG_ODD: u32 = 6;
-    /// NES map with MMC3 banking: the first word of each 8 KiB bank (row = bank), for a fetch whose next word
-    /// lies in the next window.
+    /// NES map with MMC3 or MMC1 banking: the first word of each bank of the board's window size (row = bank),
+    /// for a fetch whose next word lies in the next window.
     pub const PRG_FIRST: u32 = 7;
 }
 
@@ -948,10 +965,16 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
         [(sel, base)] => {
             let lo3 = g.s.slice(*base, 0, 3);
             let hi3 = g.s.slice(*base, 13, 3);
-            if g.prg.banking == PrgBanking::Mmc3 && n > 1 && !page_wrap && !g.prg_regs.is_empty() {
-                let w = g.s.slice(*base, 2, 11);
-                let cross = g.s.eq_const(w, 0x7FF);
-                let row = mmc3_bank(g, *base, 1);
+            let windowed = matches!(g.prg.banking, PrgBanking::Mmc3 | PrgBanking::Mmc1);
+            if windowed && n > 1 && !page_wrap && !g.prg_regs.is_empty() {
+                let (cross, row) = if g.prg.banking == PrgBanking::Mmc3 {
+                    let w = g.s.slice(*base, 2, 11);
+                    (g.s.eq_const(w, 0x7FF), mmc3_bank(g, *base, 1))
+                } else {
+                    // From $BFFC-$BFFF into the $C000 window (from $FFFF the address space wraps to RAM).
+                    let w = g.s.slice(*base, 2, 13);
+                    (g.s.eq_const(w, 0xFFF), mmc1_bank(g, *base, true))
+                };
                 first = Some(g.s.load(mem::PRG_FIRST, 32, row));
                 g.s.concat(&[*sel, lo3, hi3, cross])
             } else {
@@ -1014,7 +1037,7 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
     // The row's bits within a bank (all of them without banking).
     let low_bits = match g.prg.banking {
         PrgBanking::Fixed => g.prg.row_bits(),
-        PrgBanking::Uxrom => 11,
+        PrgBanking::Uxrom | PrgBanking::Mmc1 => 11,
         PrgBanking::Mmc3 => 10,
     };
     let odd_low = g.s.slice(base, 3, low_bits);
@@ -1029,6 +1052,10 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
         g.s.sum(low_bits, &[t(odd_low), t(b2)], 0)
     };
     match (g.prg.banking, g.prg_regs.first().copied()) {
+        (PrgBanking::Mmc1, Some(_)) => {
+            let bank = mmc1_bank(g, base, false);
+            (g.s.concat(&[even_low, bank]), g.s.concat(&[odd_low, bank]))
+        }
         (PrgBanking::Mmc3, Some(_)) => {
             // The word after a window's last word is in the next window, at another bank: such a fetch takes
             // it from PRG_FIRST (see `nes_read_run_of`); here both rows are in `base`'s window.
@@ -1061,6 +1088,40 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
         }
         _ => (even_low, odd_low),
     }
+}
+
+/// NES map, MMC1: the 16 KiB bank of `base`'s window (or with `next`, of the $C000 window), one select per bit
+/// over (`addr[14]`, the PRG mode): mode 0-1 `bank & !1` and `bank | 1`; mode 2 the first bank and `bank`; mode 3
+/// `bank` and the last.
+fn mmc1_bank(g: &mut Gates, base: NodeId, next: bool) -> NodeId {
+    let (mode, bank) = (g.prg_regs[2], g.prg_regs[3]);
+    let bb = g.prg.bank16_bits();
+    let a14 = if next { g.one } else { g.bit(base, 14) };
+    let key = g.s.concat(&[a14, mode]);
+    let sels: Vec<NodeId> = (0..8u64).map(|v| g.s.eq_const(key, v)).collect();
+    let mut bits = Vec::new();
+    for j in 0..bb {
+        let bj = g.bit(bank, j);
+        let mut cases = Vec::new();
+        for v in 0..8u64 {
+            let (hi, mode) = (v & 1, v >> 1);
+            // None: 0; Some(None): 1; Some(Some(b)): bank bit j.
+            let src: Option<Option<NodeId>> = match (mode, hi, j) {
+                (0 | 1, 0, 0) => None,
+                (0 | 1, 1, 0) => Some(None),
+                (0 | 1, _, _) | (2, 1, _) | (3, 0, _) => Some(Some(bj)),
+                (2, 0, _) => None,
+                _ => Some(None),
+            };
+            match src {
+                Some(Some(b)) => cases.push((sels[v as usize], b)),
+                Some(None) => cases.push((sels[v as usize], g.one)),
+                None => {}
+            }
+        }
+        bits.push(g.s.one_hot(1, &cases));
+    }
+    g.s.concat(&bits)
 }
 
 /// NES map, MMC3: the 8 KiB bank of the window `ahead` windows after `base`'s (modulo 4), one select per bit
@@ -1250,6 +1311,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
             PrgBanking::Mmc3 => {
                 let bb = opts.prg.bank8_bits();
                 vec![g.s.reg(reg::MMC3_SELECT, 4), g.s.reg(reg::MMC3_R6, bb), g.s.reg(reg::MMC3_R7, bb)]
+            }
+            PrgBanking::Mmc1 => {
+                vec![g.s.reg(reg::MMC1_SHIFT, 4), g.s.reg(reg::MMC1_COUNT, 3), g.s.reg(reg::MMC1_MODE, 2), g.s.reg(reg::MMC1_PRG, opts.prg.bank16_bits())]
             }
         };
     }
@@ -1981,6 +2045,70 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                     s.set_next(r, next);
                 }
             }
+            (PrgBanking::Mmc1, &[shift, count, mode, prg]) => {
+                // MMC1: a read-modify-write's first write, the unmodified byte, is the one that counts. Every
+                // next value is one lookup (or one select) over the store, bits 7 and 0 of its byte, the count and
+                // the address's window, so the serial port adds no depth after the store's decision.
+                let data = s.select(f_store, store_val, operand);
+                let (b7, b0) = (s.bit(data, 7), s.bit(data, 0));
+                let (a13, a14) = (s.bit(ea, 13), s.bit(ea, 14));
+                // key bits: store, b7, count (3), b0, then per use.
+                let key = s.concat(&[rom_store, b7, count, b0]);
+                let field = |v: u64| (v & 1 == 1, (v >> 1) & 1 == 1, (v >> 2) & 7, (v >> 5) & 1);
+                let mut bits = Vec::new();
+                for i in 0..4u64 {
+                    let old = s.bit(shift, i as u32);
+                    let k = s.concat(&[key, old]);
+                    let table: Vec<u64> = (0..128u64)
+                        .map(|v| {
+                            let (st, b7, cnt, b0) = field(v);
+                            let old = v >> 6;
+                            match (st, b7, cnt) {
+                                (false, _, _) => old,
+                                (true, true, _) | (true, false, 4) => 0,
+                                (true, false, c) if c == i => b0,
+                                _ => old,
+                            }
+                        })
+                        .collect();
+                    bits.push(s.lookup(1, table, k));
+                }
+                let shift_next = s.concat(&bits);
+                s.set_next(reg::MMC1_SHIFT, shift_next);
+                let count_table: Vec<u64> = (0..64u64)
+                    .map(|v| {
+                        let (st, b7, cnt, _) = field(v);
+                        match (st, b7, cnt) {
+                            (false, _, c) => c,
+                            (true, true, _) | (true, false, 4) => 0,
+                            (true, false, c) => (c + 1) & 7,
+                        }
+                    })
+                    .collect();
+                let count_next = s.lookup(3, count_table, key);
+                s.set_next(reg::MMC1_COUNT, count_next);
+                // The fifth bit writes control ($8000-$9FFF) or the PRG bank ($E000-$FFFF); bit 7 sets mode 3.
+                let wkey = s.concat(&[key, a13, a14]);
+                let sel = |s: &mut CircuitBuilder, f: &dyn Fn(bool, bool, u64, u64) -> bool| {
+                    let table: Vec<u64> = (0..256u64).map(|v| {
+                        let (st, b7, cnt, _) = field(v);
+                        u64::from(f(st, b7, cnt, v >> 6))
+                    }).collect();
+                    s.lookup(1, table, wkey)
+                };
+                let reset = sel(s, &|st, b7, _, _| st && b7);
+                let to_control = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 0);
+                let keep_mode = sel(s, &|st, b7, cnt, w| !(st && (b7 || (cnt == 4 && w == 0))));
+                let to_prg = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 3);
+                let keep_prg = sel(s, &|st, b7, cnt, w| !(st && !b7 && cnt == 4 && w == 3));
+                let three = s.konst(2, 3);
+                let written_mode = s.slice(shift, 2, 2);
+                let mode_next = s.one_hot(2, &[(reset, three), (to_control, written_mode), (keep_mode, mode)]);
+                s.set_next(reg::MMC1_MODE, mode_next);
+                let written_prg = s.slice(shift, 0, s.width(prg));
+                let prg_next = s.one_hot(s.width(prg), &[(to_prg, written_prg), (keep_prg, prg)]);
+                s.set_next(reg::MMC1_PRG, prg_next);
+            }
             _ => {}
         }
     }
@@ -1996,7 +2124,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
     let mut io_ranges = Vec::new();
     if opts.nes {
-        let data = s.select(f_store, store_val, rmw_val);
+        // MMC1 takes a read-modify-write's first (unmodified) write to $8000-$FFFF and ignores the second: the
+        // host's board gets that one.
+        let data = if opts.prg.banking == PrgBanking::Mmc1 {
+            let rmw_data = s.select(rom, operand, rmw_val);
+            s.select(f_store, store_val, rmw_data)
+        } else {
+            s.select(f_store, store_val, rmw_val)
+        };
         let word = s.concat(&[ea, data]);
         let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
         s.output(write_port, word, io_write);
@@ -2058,6 +2193,9 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                 let bb = opts.prg.bank8_bits();
                 registers.extend([r("MMC3_SELECT", 4), r("MMC3_R6", bb), r("MMC3_R7", bb)]);
             }
+            PrgBanking::Mmc1 => {
+                registers.extend([r("MMC1_SHIFT", 4), r("MMC1_COUNT", 3), r("MMC1_MODE", 2), r("MMC1_PRG", opts.prg.bank16_bits())]);
+            }
         }
     }
     let mut memories: Vec<MemoryDesc> =
@@ -2067,8 +2205,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         for name in ["PRG_EVEN", "PRG_ODD"] {
             memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: opts.prg.row_bits() });
         }
-        if opts.prg.banking == PrgBanking::Mmc3 {
-            memories.push(MemoryDesc { name: "PRG_FIRST".into(), word_width: 32, addr_width: opts.prg.bank8_bits() });
+        if matches!(opts.prg.banking, PrgBanking::Mmc3 | PrgBanking::Mmc1) {
+            memories.push(MemoryDesc { name: "PRG_FIRST".into(), word_width: 32, addr_width: opts.prg.window_bank_bits() });
         }
     }
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());

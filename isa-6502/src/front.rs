@@ -142,10 +142,22 @@ impl ProgramImage {
         if opts.nes {
             let whole = self.prg_rom.as_deref().filter(|r| r.len() == opts.prg.kib as usize * 1024);
             let mut img = nes_state_image(&self.start, self.bytes.iter().copied(), whole);
-            if let (crate::circuit::PrgBanking::Mmc3, Some(rom)) = (opts.prg.banking, whole) {
-                // The first word of each 8 KiB bank.
-                let words = rom.chunks_exact(0x2000).map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect();
+            use crate::circuit::{PrgBanking, reg};
+            let window = match opts.prg.banking {
+                PrgBanking::Mmc3 => Some(0x2000),
+                PrgBanking::Mmc1 => Some(0x4000),
+                _ => None,
+            };
+            if let (Some(window), Some(rom)) = (window, whole) {
+                // The first word of each bank of the board's window size.
+                let words = rom.chunks_exact(window).map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect();
                 img.loads.push(MemLoad { mem: mem::PRG_FIRST, base: 0, words });
+            }
+            // The boards' power-on registers (the host's `Mapper::power_on`): MMC3's R7 = 1, MMC1's PRG mode 3.
+            match opts.prg.banking {
+                PrgBanking::Mmc3 if whole.is_some() => img.regs.push((reg::MMC3_R7, 1)),
+                PrgBanking::Mmc1 if whole.is_some() => img.regs.push((reg::MMC1_MODE, 3)),
+                _ => {}
             }
             img
         } else {
