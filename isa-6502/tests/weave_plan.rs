@@ -40,20 +40,20 @@ fn the_console_adds_no_depth_and_the_nes_map_two_layers() {
     }
 }
 
-/// UxROM's banking in the circuit adds no layer, and its memories hold the whole PRG ROM four bytes a row:
-/// a layer that reads both holds the RAM's 64 value heads and the ROM's KiB (two halves of KiB x 128 rows, 256
-/// rows a head), and at most 8 others.
+/// PRG banking in the circuit (UxROM, MMC1, MMC3) adds no layer, and the memories hold the whole PRG ROM four
+/// bytes a row: a layer that reads both holds the RAM's 64 value heads and the ROM's KiB (two halves of KiB x 128
+/// rows, 256 rows a head), and at most 16 others (staging, `INIT`, `PRG_FIRST`).
 #[test]
-fn uxrom_banking_adds_no_layer() {
-    for kib in [64u32, 256, 512] {
-        let opts = Mos6502Options { nes: true, prg: PrgRom { kib, banking: PrgBanking::Uxrom }, ..Default::default() };
+fn prg_banking_adds_no_layer() {
+    for (banking, kib) in [(PrgBanking::Uxrom, 64u32), (PrgBanking::Uxrom, 256), (PrgBanking::Uxrom, 512), (PrgBanking::Mmc1, 128), (PrgBanking::Mmc1, 256), (PrgBanking::Mmc3, 32), (PrgBanking::Mmc3, 512)] {
+        let opts = Mos6502Options { nes: true, prg: PrgRom { kib, banking }, ..Default::default() };
         let desc = mos6502_machine(&opts);
         let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
         let cfg = weaver::emit::config(&alloc);
         let g = alloc.geometry;
-        eprintln!("2A03 NES map, UxROM {kib} KiB: {} layers, hidden {}, {} value heads, {} parameters", g.layers, g.hidden, g.value_heads, cfg.parameter_count());
-        assert!(g.layers <= 21, "UxROM {kib} KiB: {} layers", g.layers);
+        eprintln!("2A03 NES map, {banking:?} {kib} KiB: {} layers, hidden {}, {} value heads, {} parameters", g.layers, g.hidden, g.value_heads, cfg.parameter_count());
+        assert!(g.layers <= 21, "{banking:?} {kib} KiB: {} layers", g.layers);
         let heads = g.value_heads as u32;
-        assert!((64 + kib..=64 + kib + 8).contains(&heads), "UxROM {kib} KiB: {heads} value heads");
+        assert!((64 + kib..=64 + kib + 16).contains(&heads), "{banking:?} {kib} KiB: {heads} value heads");
     }
 }
