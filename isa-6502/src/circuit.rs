@@ -1990,9 +1990,12 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         g.pick(3, &cases, poll)
     };
     let prg_regs = g.prg_regs.clone();
-    let rom_store = {
+    // NES map: the step stores to $8000-$FFFF (the mapper's registers).
+    let rom_store = if opts.nes {
         let t = g.and1(writes_ea, rom);
         g.and1(go, t)
+    } else {
+        zero
     };
     let s = &mut *g.s;
     s.set_next(reg::PC, pc_next);

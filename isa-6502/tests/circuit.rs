@@ -43,7 +43,7 @@ fn the_description_validates_and_decodes_every_opcode_to_one_control_word() {
     assert_eq!(d.registers[reg::CYC as usize].name, "CYC");
     assert_eq!(d.memories[mem::INIT as usize].name, "INIT");
     assert_eq!(init_row::CYC, 7);
-    let with_io = mos6502_machine(&Mos6502Options { console: Some(0xF001), exit: Some(0xF002), nes: false });
+    let with_io = mos6502_machine(&Mos6502Options { console: Some(0xF001), exit: Some(0xF002), ..Default::default() });
     with_io.validate().expect("valid with console and exit");
     let names: Vec<&str> = with_io.ports.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["FAULT", "OUT", "EXIT"]);

@@ -1,6 +1,6 @@
 //! Fingerprints of the 2A03 circuit (FNV-1a of its JSON) for the flat map (bare, with console and exit) and the
 //! NES map: a refactor of `src/circuit.rs` that must not change a machine (nor, therefore, any woven weight)
-//! prints the same lines before and after. `cargo run --release -p isa-6502 --example circuit_fingerprint`.
+//! prints the same lines before and after. `cargo run --release -p isa-6502 --example mos6502_fingerprint`.
 
 fn main() {
     use isa_6502::circuit::{Mos6502Options, mos6502_machine};
