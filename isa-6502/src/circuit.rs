@@ -729,16 +729,7 @@ fn read_banks(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> ([NodeI
     let lo2 = g.s.slice(base, 0, 2);
     let row = g.s.slice(base, 2, rb);
     let lo_is = g.one_hot(lo2, 4);
-    let row_next = if n == 1 {
-        row
-    } else if page_wrap {
-        let in_page = g.s.slice(row, 0, 6);
-        let page = g.s.slice(row, 6, rb - 6);
-        let inc = g.add_k(in_page, 1);
-        g.s.concat(&[inc, page])
-    } else {
-        g.add_k(row, 1)
-    };
+    let row_next = next_row(g, row, n, page_wrap);
     let words = [0u64, 1, 2, 3].map(|k| {
         // Bank k holds byte i = (k - lo2) mod 4 of the run; it lies in the next row when k < lo2.
         let r = if n == 1 || k == 3 {
@@ -854,13 +845,36 @@ fn nes_compact(g: &mut Gates, addr: NodeId) -> NodeId {
     let hi3 = g.s.slice(addr, 13, 3);
     let in_ram = g.s.eq_const(hi3, 0);
     let in_prg_ram = g.s.eq_const(hi3, 3);
+    let (ram_c, prg_ram_c) = nes_compact_parts(g, addr);
+    g.s.one_hot(16, &[(in_ram, ram_c), (in_prg_ram, prg_ram_c)])
+}
+
+/// NES map: `addr`'s compact bank address were it in RAM (0x2000 + `addr % 0x800`) and were it in PRG RAM
+/// (`addr % 0x2000`), 16 bits each.
+fn nes_compact_parts(g: &mut Gates, addr: NodeId) -> (NodeId, NodeId) {
     let low11 = g.s.slice(addr, 0, 11);
     let at_ram = g.k(5, 0x2000 >> 11);
     let ram_c = g.s.concat(&[low11, at_ram]);
     let low13 = g.s.slice(addr, 0, 13);
     let z3 = g.k(3, 0);
     let prg_ram_c = g.s.concat(&[low13, z3]);
-    g.s.one_hot(16, &[(in_ram, ram_c), (in_prg_ram, prg_ram_c)])
+    (ram_c, prg_ram_c)
+}
+
+/// The row after `row` (a bank row of `g.row_bits` bits) for a run of `n` bytes: `row` itself for one byte; within
+/// its page (64 rows) with `page_wrap`; else modulo the banks' size.
+fn next_row(g: &mut Gates, row: NodeId, n: usize, page_wrap: bool) -> NodeId {
+    let rb = g.row_bits;
+    if n == 1 {
+        row
+    } else if page_wrap {
+        let in_page = g.s.slice(row, 0, 6);
+        let page = g.s.slice(row, 6, rb - 6);
+        let inc = g.add_k(in_page, 1);
+        g.s.concat(&[inc, page])
+    } else {
+        g.add_k(row, 1)
+    }
 }
 
 /// NES map: the memories a read of `n` bytes at one of several bases reads, and its bytes.
@@ -902,24 +916,10 @@ fn nes_read_run_of(g: &mut Gates, cases: &[(NodeId, NodeId)], n: usize, page_wra
         let lo2 = g.s.slice(base, 0, 2);
         let hi3 = g.s.slice(base, 13, 3);
         let key = g.s.concat(&[sel, lo2, hi3]);
-        let low11 = g.s.slice(base, 0, 11);
-        let at_ram = g.k(5, 0x2000 >> 11);
-        let ram_c = g.s.concat(&[low11, at_ram]);
-        let low13 = g.s.slice(base, 0, 13);
-        let z3 = g.k(3, 0);
-        let prg_ram_c = g.s.concat(&[low13, z3]);
+        let (ram_c, prg_ram_c) = nes_compact_parts(g, base);
         for (top, compact) in [(0u64, ram_c), (3, prg_ram_c)] {
             let row = g.s.slice(compact, 2, rb);
-            let row_next = if n == 1 {
-                row
-            } else if page_wrap {
-                let in_page = g.s.slice(row, 0, 6);
-                let page = g.s.slice(row, 6, rb - 6);
-                let inc = g.add_k(in_page, 1);
-                g.s.concat(&[inc, page])
-            } else {
-                g.add_k(row, 1)
-            };
+            let row_next = next_row(g, row, n, page_wrap);
             for (k, rows) in bank_rows.iter_mut().enumerate() {
                 let k = k as u64;
                 let here = move |v: u64| v & 1 == 1 && v >> 3 == top;
