@@ -40,16 +40,16 @@ pub fn nes_machine() -> Mos6502Machine {
 }
 
 /// The NES-map machine for `cart`: its memory holds the whole PRG ROM where the circuit runs the board's PRG
-/// banking (UxROM and MMC3, 32-512 KiB; MMC1, 32-256 KiB), else the 32 KiB the CPU sees at power-on
-/// ([`nes_machine`]; NROM and CNROM never move them, a 512 KiB MMC1 board runs until its first PRG switch).
+/// banking (UxROM, MMC1 and MMC3, 32-512 KiB), else the 32 KiB the CPU sees at power-on ([`nes_machine`]; NROM
+/// and CNROM never move them).
 pub fn nes_machine_for(cart: &Cartridge) -> Mos6502Machine {
     let kib = (cart.prg.len() / 1024) as u32;
     let mut m = nes_machine();
     let (banking, most) = match cart.mapper {
         mapper::Mapper::Uxrom(_) => (PrgBanking::Uxrom, 512),
         mapper::Mapper::Mmc3(_) => (PrgBanking::Mmc3, 512),
-        // 512 KiB MMC1 boards (SUROM) take a PRG bit from a CHR register: not in the circuit.
-        mapper::Mapper::Mmc1(_) => (PrgBanking::Mmc1, 256),
+        // 512 KiB MMC1 boards (SUROM) take the PRG ROM's half from CHR bank 0's bit 4 (`MMC1_OUTER`).
+        mapper::Mapper::Mmc1(_) => (PrgBanking::Mmc1, 512),
         _ => (PrgBanking::Fixed, 32),
     };
     if banking != PrgBanking::Fixed && kib.is_power_of_two() && (32..=most).contains(&kib) {

@@ -126,6 +126,21 @@ const GAMES: [(&str, usize); 15] = [
     ("smwstomp.nes", 120),
 ];
 
+/// The 512 KiB MMC1 board of `common::surom_test_rom` (both halves, every PRG mode): every frame equal to
+/// tetanes-core's, and the banks it reads differ from frame to frame.
+#[test]
+fn a_512_kib_mmc1_board_equals_tetanes() {
+    let rom = surom_test_rom();
+    let n = 48;
+    let input = InputSchedule::default();
+    let (a, b) = (ours(&rom, &input, n), tetanes_frames(&rom, &input, n));
+    for i in 0..n as usize {
+        assert_eq!(differing(&a[i], &b[i]), 0, "frame {i}: backdrop {} here, {} in tetanes-core", a[i][0], b[i][0]);
+    }
+    let backdrops: std::collections::BTreeSet<u8> = a.iter().map(|f| f[0]).collect();
+    assert!(backdrops.len() >= 16, "the $C000 window's bank numbers seen: {backdrops:?}");
+}
+
 #[test]
 fn games_against_tetanes() {
     let Some(dir) = testdata("nes/games") else { return };

@@ -114,6 +114,25 @@ fn the_demo_on_the_woven_cpu_gives_the_reference_cpus_frames_and_audio() {
     assert!(r.got.audio == r.want.audio, "the audio differs ({} and {} samples)", r.got.audio.len(), r.want.audio.len());
 }
 
+/// A 512 KiB MMC1 board (SUROM, built by `common::surom_test_rom`): both 256 KiB halves, every PRG mode, a
+/// fetch across $BFFF into the $C000 window and a read-modify-write to the serial port, on the woven CPU
+/// against the reference CPU.
+#[test]
+fn a_512_kib_mmc1_board_on_the_woven_cpu() {
+    let rom = common::surom_test_rom();
+    let m = host_nes::nes_machine_for(&host_nes::Cartridge::parse(&rom).unwrap());
+    assert_eq!(m.keys.prg, isa_6502::circuit::PrgRom { kib: 512, banking: isa_6502::circuit::PrgBanking::Mmc1 });
+    let frames = 16;
+    let r = run_both(&rom, &InputSchedule::default(), frames);
+    assert_eq!(r.status, 0, "{}", r.summary);
+    println!("SUROM test: {frames} frames, {} instructions, {:.1} s on the woven CPU", r.instructions, r.seconds);
+    assert_eq!(r.got.frames.len() as u64, frames);
+    assert_eq!(r.got.frames, r.want.frames, "frame hashes, woven CPU against the reference CPU");
+    assert!(r.got.audio == r.want.audio, "the audio differs");
+    let distinct: std::collections::HashSet<_> = r.got.frames.iter().collect();
+    assert!(distinct.len() >= 8, "the backdrop follows the banks: {} distinct frames", distinct.len());
+}
+
 /// One game per mapper (`nes/games`), two frames on the woven CPU against the reference CPU: the mapper's CHR
 /// side in the host, its PRG banking in the circuit (the whole ROM in memory); games that switch banks at once or
 /// later; and a machine without the banking stopping at the first switch with the error naming it.
@@ -153,8 +172,8 @@ fn a_game_per_mapper_on_the_woven_cpu() {
     assert_eq!(r.got.frames.len(), 14);
     assert_eq!(r.got.frames, r.want.frames, "pulsar: frame hashes, woven CPU against the reference CPU");
     assert!(r.got.audio == r.want.audio, "pulsar: the audio differs");
-    // A machine whose memory holds only the 32 KiB of power-on (as for a 512 KiB MMC1 board, whose banking the
-    // circuit does not run) stops at the first PRG switch with the error naming it.
+    // A machine whose memory holds only the 32 KiB of power-on stops at the first PRG switch with the error
+    // naming it.
     let r = run_both_on(&rom, &input, 14, host_nes::nes_machine());
     assert_eq!(r.status, isa_api::front::EXIT_FAULT);
     assert!(r.summary.contains("instructions the program switched PRG banks (MMC1 write"), "{}", r.summary);

@@ -88,12 +88,14 @@ pub enum PrgBanking {
     /// bank (mode 1), $A000 `R7`, $C000 the other of the two, $E000 the last bank. The other registers ($A000
     /// mirroring, $C000-$FFFF the scanline IRQ, `R0`-`R5` CHR) are the host's.
     Mmc3,
-    /// MMC1 (mapper 1, up to 256 KiB), its PRG side: a store to $8000-$FFFF with bit 7 set resets the serial
+    /// MMC1 (mapper 1, 32-512 KiB), its PRG side: a store to $8000-$FFFF with bit 7 set resets the serial
     /// port (and sets PRG mode 3); else bit 0 shifts in, and the fifth such store writes the five bits to the
     /// register its address names: control ($8000-$9FFF; bits 2-3 the PRG mode) or PRG bank ($E000-$FFFF, bits
     /// 0-3). A read-modify-write's first (unmodified) write is the one that counts: the second, on the next
     /// cycle, is ignored. 16 KiB windows: mode 0-1 32 KiB at `bank & !1`; mode 2 the first bank at $8000 and
-    /// `bank` at $C000; mode 3 `bank` at $8000 and the last at $C000. The CHR registers are the host's.
+    /// `bank` at $C000; mode 3 `bank` at $8000 and the last at $C000. On 512 KiB boards (SUROM) bit 4 of CHR
+    /// bank 0 ($A000-$BFFF) selects the 256 KiB half every window shows, the "first" and "last" banks included
+    /// (NESdev wiki, "MMC1": SUROM). The CHR registers are otherwise the host's.
     Mmc1,
 }
 
@@ -105,6 +107,14 @@ impl PrgRom {
     /// Bits of a 16 KiB bank number.
     fn bank16_bits(&self) -> u32 {
         self.kib.trailing_zeros() - 4
+    }
+    /// Bits of MMC1's PRG bank register (at most 4: a 512 KiB board's fifth bank bit is `MMC1_OUTER`).
+    fn mmc1_prg_bits(&self) -> u32 {
+        self.bank16_bits().min(4)
+    }
+    /// Whether this is a 512 KiB MMC1 board (SUROM), with the `MMC1_OUTER` register.
+    fn mmc1_outer(&self) -> bool {
+        self.banking == PrgBanking::Mmc1 && self.bank16_bits() > 4
     }
     /// Bits of an 8 KiB bank number.
     fn bank8_bits(&self) -> u32 {
@@ -149,6 +159,8 @@ pub mod reg {
     pub const MMC1_COUNT: u32 = 16;
     pub const MMC1_MODE: u32 = 17;
     pub const MMC1_PRG: u32 = 18;
+    /// NES map with 512 KiB MMC1 banking (SUROM): the 256 KiB half, bit 4 of the last write to CHR bank 0.
+    pub const MMC1_OUTER: u32 = 19;
 }
 
 /// Memory indices: the four byte banks, then `INIT`; in the NES map, then the PRG ROM's two halves.
@@ -1092,10 +1104,10 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
 
 /// NES map, MMC1: the 16 KiB bank of `base`'s window (or with `next`, of the $C000 window), one select per bit
 /// over (`addr[14]`, the PRG mode): mode 0-1 `bank & !1` and `bank | 1`; mode 2 the first bank and `bank`; mode 3
-/// `bank` and the last.
+/// `bank` and the last. A 512 KiB board's top bit is `MMC1_OUTER` in every mode.
 fn mmc1_bank(g: &mut Gates, base: NodeId, next: bool) -> NodeId {
     let (mode, bank) = (g.prg_regs[2], g.prg_regs[3]);
-    let bb = g.prg.bank16_bits();
+    let bb = g.prg.mmc1_prg_bits();
     let a14 = if next { g.one } else { g.bit(base, 14) };
     let key = g.s.concat(&[a14, mode]);
     let sels: Vec<NodeId> = (0..8u64).map(|v| g.s.eq_const(key, v)).collect();
@@ -1120,6 +1132,9 @@ fn mmc1_bank(g: &mut Gates, base: NodeId, next: bool) -> NodeId {
             }
         }
         bits.push(g.s.one_hot(1, &cases));
+    }
+    if let Some(&outer) = g.prg_regs.get(4) {
+        bits.push(outer);
     }
     g.s.concat(&bits)
 }
@@ -1313,7 +1328,11 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                 vec![g.s.reg(reg::MMC3_SELECT, 4), g.s.reg(reg::MMC3_R6, bb), g.s.reg(reg::MMC3_R7, bb)]
             }
             PrgBanking::Mmc1 => {
-                vec![g.s.reg(reg::MMC1_SHIFT, 4), g.s.reg(reg::MMC1_COUNT, 3), g.s.reg(reg::MMC1_MODE, 2), g.s.reg(reg::MMC1_PRG, opts.prg.bank16_bits())]
+                let mut regs = vec![g.s.reg(reg::MMC1_SHIFT, 4), g.s.reg(reg::MMC1_COUNT, 3), g.s.reg(reg::MMC1_MODE, 2), g.s.reg(reg::MMC1_PRG, opts.prg.mmc1_prg_bits())];
+                if opts.prg.mmc1_outer() {
+                    regs.push(g.s.reg(reg::MMC1_OUTER, 1));
+                }
+                regs
             }
         };
     }
@@ -2048,7 +2067,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                     s.set_next(r, next);
                 }
             }
-            (PrgBanking::Mmc1, &[shift, count, mode, prg]) => {
+            (PrgBanking::Mmc1, &[shift, count, mode, prg, ref outer @ ..]) => {
                 // MMC1: a read-modify-write's first write, the unmodified byte, is the one that counts. Every
                 // next value is one lookup (or one select) over the store, bits 7 and 0 of its byte, the count and
                 // the address's window, so the serial port adds no depth after the store's decision.
@@ -2102,6 +2121,12 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                 let reset = sel(s, &|st, b7, _, _| st && b7);
                 let to_control = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 0);
                 let keep_mode = sel(s, &|st, b7, cnt, w| !(st && (b7 || (cnt == 4 && w == 0))));
+                if let [outer] = outer {
+                    // SUROM: the fifth bit of a write to CHR bank 0 ($A000-$BFFF) is the 256 KiB half.
+                    let to_chr0 = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 1);
+                    let outer_next = s.select(to_chr0, b0, *outer);
+                    s.set_next(reg::MMC1_OUTER, outer_next);
+                }
                 let to_prg = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 3);
                 let keep_prg = sel(s, &|st, b7, cnt, w| !(st && !b7 && cnt == 4 && w == 3));
                 let three = s.konst(2, 3);
@@ -2197,7 +2222,10 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                 registers.extend([r("MMC3_SELECT", 4), r("MMC3_R6", bb), r("MMC3_R7", bb)]);
             }
             PrgBanking::Mmc1 => {
-                registers.extend([r("MMC1_SHIFT", 4), r("MMC1_COUNT", 3), r("MMC1_MODE", 2), r("MMC1_PRG", opts.prg.bank16_bits())]);
+                registers.extend([r("MMC1_SHIFT", 4), r("MMC1_COUNT", 3), r("MMC1_MODE", 2), r("MMC1_PRG", opts.prg.mmc1_prg_bits())]);
+                if opts.prg.mmc1_outer() {
+                    registers.push(r("MMC1_OUTER", 1));
+                }
             }
         }
     }

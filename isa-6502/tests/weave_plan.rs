@@ -45,7 +45,7 @@ fn the_console_adds_no_depth_and_the_nes_map_two_layers() {
 /// rows, 256 rows a head), and at most 16 others (staging, `INIT`, `PRG_FIRST`).
 #[test]
 fn prg_banking_adds_no_layer() {
-    for (banking, kib) in [(PrgBanking::Uxrom, 64u32), (PrgBanking::Uxrom, 256), (PrgBanking::Uxrom, 512), (PrgBanking::Mmc1, 128), (PrgBanking::Mmc1, 256), (PrgBanking::Mmc3, 32), (PrgBanking::Mmc3, 512)] {
+    for (banking, kib) in [(PrgBanking::Uxrom, 64u32), (PrgBanking::Uxrom, 256), (PrgBanking::Uxrom, 512), (PrgBanking::Mmc1, 128), (PrgBanking::Mmc1, 256), (PrgBanking::Mmc1, 512), (PrgBanking::Mmc3, 32), (PrgBanking::Mmc3, 512)] {
         let opts = Mos6502Options { nes: true, prg: PrgRom { kib, banking }, ..Default::default() };
         let desc = mos6502_machine(&opts);
         let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
