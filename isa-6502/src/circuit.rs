@@ -1102,6 +1102,215 @@ fn prg_rows(g: &mut Gates, base: NodeId, n: usize, page_wrap: bool) -> (NodeId, 
     }
 }
 
+/// NES map: the board's PRG bank registers (UxROM: `PRG_BANK`; MMC3: `MMC3_SELECT`, `R6`, `R7`; MMC1: `MMC1_SHIFT`,
+/// `MMC1_COUNT`, `MMC1_MODE`, `MMC1_PRG` and on 512 KiB boards `MMC1_OUTER`), in [`reg`]'s order.
+fn prg_bank_registers(s: &mut CircuitBuilder, prg: PrgRom) -> Vec<NodeId> {
+    match prg.banking {
+        PrgBanking::Fixed => Vec::new(),
+        PrgBanking::Uxrom => vec![s.reg(reg::PRG_BANK, prg.bank16_bits())],
+        PrgBanking::Mmc3 => {
+            let bb = prg.bank8_bits();
+            vec![s.reg(reg::MMC3_SELECT, 4), s.reg(reg::MMC3_R6, bb), s.reg(reg::MMC3_R7, bb)]
+        }
+        PrgBanking::Mmc1 => {
+            let mut regs = vec![s.reg(reg::MMC1_SHIFT, 4), s.reg(reg::MMC1_COUNT, 3), s.reg(reg::MMC1_MODE, 2), s.reg(reg::MMC1_PRG, prg.mmc1_prg_bits())];
+            if prg.mmc1_outer() {
+                regs.push(s.reg(reg::MMC1_OUTER, 1));
+            }
+            regs
+        }
+    }
+}
+
+/// NES map: a store to $8000-$FFFF, as the PRG banking registers see it.
+struct RomStore {
+    /// The step stores to $8000-$FFFF (1 bit).
+    rom_store: NodeId,
+    /// The effective address (16 bits).
+    ea: NodeId,
+    /// The value of the store, or of a read-modify-write's last write (8 bits).
+    data: NodeId,
+    /// The instruction is a plain store (1 bit): else a read-modify-write, whose first write is `operand`.
+    f_store: NodeId,
+    /// The plain store's value (8 bits).
+    store_val: NodeId,
+    /// The byte read at `ea`: a read-modify-write's first, unmodified write (8 bits).
+    operand: NodeId,
+}
+
+/// NES map: the next values of the board's PRG bank registers `regs` ([`prg_bank_registers`]) after `w`.
+fn prg_banking_next(s: &mut CircuitBuilder, banking: PrgBanking, regs: &[NodeId], w: RomStore) {
+    let RomStore { rom_store, ea, data, f_store, store_val, operand } = w;
+    match (banking, regs) {
+        (PrgBanking::Uxrom, &[bank]) => {
+            // UxROM: any such store selects the bank.
+            let value = s.slice(data, 0, s.width(bank));
+            let next = s.select(rom_store, value, bank);
+            s.set_next(reg::PRG_BANK, next);
+        }
+        (PrgBanking::Mmc3, &[select, r6, r7]) => {
+            // MMC3: $8000-$9FFF even sets the select, odd the selected register (only R6 and R7 are PRG's).
+            let (a0, a13, a14) = (s.bit(ea, 0), s.bit(ea, 13), s.bit(ea, 14));
+            let c = s.concat(&[rom_store, a0, a13, a14]);
+            let to_select = s.eq_const(c, 0b0001);
+            let d_lo = s.slice(data, 0, 3);
+            let d_mode = s.bit(data, 6);
+            let sel_value = s.concat(&[d_lo, d_mode]);
+            let sel_next = s.select(to_select, sel_value, select);
+            s.set_next(reg::MMC3_SELECT, sel_next);
+            let index = s.slice(select, 0, 3);
+            for (r, node, k) in [(reg::MMC3_R6, r6, 6u64), (reg::MMC3_R7, r7, 7)] {
+                let c = s.concat(&[rom_store, a0, a13, a14, index]);
+                let write = s.eq_const(c, 0b0011 | (k << 4));
+                let value = s.slice(data, 0, s.width(node));
+                let next = s.select(write, value, node);
+                s.set_next(r, next);
+            }
+        }
+        (PrgBanking::Mmc1, &[shift, count, mode, prg, ref outer @ ..]) => {
+            // MMC1: a read-modify-write's first write, the unmodified byte, is the one that counts. Every
+            // next value is one lookup (or one select) over the store, bits 7 and 0 of its byte, the count and
+            // the address's window, so the serial port adds no depth after the store's decision.
+            let data = s.select(f_store, store_val, operand);
+            let (b7, b0) = (s.bit(data, 7), s.bit(data, 0));
+            let (a13, a14) = (s.bit(ea, 13), s.bit(ea, 14));
+            // key bits: store, b7, count (3), b0, then per use.
+            let key = s.concat(&[rom_store, b7, count, b0]);
+            let field = |v: u64| (v & 1 == 1, (v >> 1) & 1 == 1, (v >> 2) & 7, (v >> 5) & 1);
+            let mut bits = Vec::new();
+            for i in 0..4u64 {
+                let old = s.bit(shift, i as u32);
+                let k = s.concat(&[key, old]);
+                let table: Vec<u64> = (0..128u64)
+                    .map(|v| {
+                        let (st, b7, cnt, b0) = field(v);
+                        let old = v >> 6;
+                        match (st, b7, cnt) {
+                            (false, _, _) => old,
+                            (true, true, _) | (true, false, 4) => 0,
+                            (true, false, c) if c == i => b0,
+                            _ => old,
+                        }
+                    })
+                    .collect();
+                bits.push(s.lookup(1, table, k));
+            }
+            let shift_next = s.concat(&bits);
+            s.set_next(reg::MMC1_SHIFT, shift_next);
+            let count_table: Vec<u64> = (0..64u64)
+                .map(|v| {
+                    let (st, b7, cnt, _) = field(v);
+                    match (st, b7, cnt) {
+                        (false, _, c) => c,
+                        (true, true, _) | (true, false, 4) => 0,
+                        (true, false, c) => (c + 1) & 7,
+                    }
+                })
+                .collect();
+            let count_next = s.lookup(3, count_table, key);
+            s.set_next(reg::MMC1_COUNT, count_next);
+            // The fifth bit writes control ($8000-$9FFF) or the PRG bank ($E000-$FFFF); bit 7 sets mode 3.
+            let wkey = s.concat(&[key, a13, a14]);
+            let sel = |s: &mut CircuitBuilder, f: &dyn Fn(bool, bool, u64, u64) -> bool| {
+                let table: Vec<u64> = (0..256u64).map(|v| {
+                    let (st, b7, cnt, _) = field(v);
+                    u64::from(f(st, b7, cnt, v >> 6))
+                }).collect();
+                s.lookup(1, table, wkey)
+            };
+            let reset = sel(s, &|st, b7, _, _| st && b7);
+            let to_control = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 0);
+            let keep_mode = sel(s, &|st, b7, cnt, w| !(st && (b7 || (cnt == 4 && w == 0))));
+            if let [outer] = outer {
+                // SUROM: the fifth bit of a write to CHR bank 0 ($A000-$BFFF) is the 256 KiB half.
+                let to_chr0 = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 1);
+                let outer_next = s.select(to_chr0, b0, *outer);
+                s.set_next(reg::MMC1_OUTER, outer_next);
+            }
+            let to_prg = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 3);
+            let keep_prg = sel(s, &|st, b7, cnt, w| !(st && !b7 && cnt == 4 && w == 3));
+            let three = s.konst(2, 3);
+            let written_mode = s.slice(shift, 2, 2);
+            let mode_next = s.one_hot(2, &[(reset, three), (to_control, written_mode), (keep_mode, mode)]);
+            s.set_next(reg::MMC1_MODE, mode_next);
+            let written_prg = s.slice(shift, 0, s.width(prg));
+            let prg_next = s.one_hot(s.width(prg), &[(to_prg, written_prg), (keep_prg, prg)]);
+            s.set_next(reg::MMC1_PRG, prg_next);
+        }
+        _ => {}
+    }
+}
+
+/// NES map: the step's bus signals that the IO ports carry.
+struct NesBus {
+    /// `ea` is in $8000-$FFFF (1 bit).
+    rom: NodeId,
+    /// The byte read at `ea` (a read-modify-write's first, unmodified write).
+    operand: NodeId,
+    /// The instruction is a plain store (1 bit); its value `store_val`, else the read-modify-write's `rmw_val`.
+    f_store: NodeId,
+    store_val: NodeId,
+    rmw_val: NodeId,
+    /// The effective address (16 bits).
+    ea: NodeId,
+    /// The step writes an IO register or the mapper (1 bit).
+    io_write: NodeId,
+    /// The IO read's request (address and the cycle within the instruction, 20 bits), sent when `stall` is set.
+    io_read_word: NodeId,
+    stall: NodeId,
+    /// The step copies four OAM DMA bytes (1 bit).
+    dma_step: NodeId,
+}
+
+/// NES map: the ports `IO_WRITE`, `IO_READ` and `OAM_DMA` (appended to `ports`) and the IO ranges that name
+/// them. `read` is the data read (its PRG ROM words feed the DMA), `dwords` the four banks' bytes at the
+/// DMA's row.
+fn nes_ports(s: &mut CircuitBuilder, ports: &mut Vec<PortDesc>, banking: PrgBanking, read: &NesRead, dwords: &[NodeId], w: NesBus) -> Vec<isa_api::IoRange> {
+    let NesBus { rom, operand, f_store, store_val, rmw_val, ea, io_write, io_read_word, stall, dma_step } = w;
+    let mut io_ranges = Vec::new();
+    // MMC1 takes a read-modify-write's first (unmodified) write to $8000-$FFFF and ignores the second: the
+    // host's board gets that one.
+    let data = if banking == PrgBanking::Mmc1 {
+        let rmw_data = s.select(rom, operand, rmw_val);
+        s.select(f_store, store_val, rmw_data)
+    } else {
+        s.select(f_store, store_val, rmw_val)
+    };
+    let word = s.concat(&[ea, data]);
+    let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
+    s.output(write_port, word, io_write);
+    ports.push(PortDesc::new("IO_WRITE", 24));
+    s.output(read_port, io_read_word, stall);
+    ports.push(PortDesc::new("IO_READ", 20));
+    // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages.
+    let oam = {
+        let lo3 = s.slice(ea, 0, 3);
+        let hi3 = s.slice(ea, 13, 3);
+        let key = s.concat(&[lo3, hi3]);
+        let table = |f: &dyn Fn(u64, u64) -> bool| (0..64u64).map(|v| u64::from(f(v & 7, v >> 3))).collect::<Vec<u64>>();
+        let ram = s.lookup(1, table(&|_, hi| hi == 0 || hi == 3), key);
+        let even = s.lookup(1, table(&|lo, hi| hi >= 4 && lo < 4), key);
+        let odd = s.lookup(1, table(&|lo, hi| hi >= 4 && lo >= 4), key);
+        let banks = s.concat(dwords);
+        s.one_hot(32, &[(ram, banks), (even, read.prg[0]), (odd, read.prg[1])])
+    };
+    s.output(read_port + 1, oam, dma_step);
+    ports.push(PortDesc::new("OAM_DMA", 32));
+    for (name, base, size) in [("PPU", 0x2000, 0x2000), ("APU_IO", 0x4000, 0x2000)] {
+        io_ranges.push(isa_api::IoRange {
+            name: name.into(),
+            base,
+            size,
+            write_port: Some(write_port),
+            read_request_port: Some(read_port),
+            read_port: Some(input::IO_DATA),
+        });
+    }
+    // The PRG ROM reads from memory; its stores go to the cartridge's mapper on the same port.
+    io_ranges.push(isa_api::IoRange { name: "MAPPER".into(), base: 0x8000, size: 0x8000, write_port: Some(write_port), read_request_port: None, read_port: None });
+    io_ranges
+}
+
 /// NES map, MMC1: the 16 KiB bank of `base`'s window (or with `next`, of the $C000 window), one select per bit
 /// over (`addr[14]`, the PRG mode): mode 0-1 `bank & !1` and `bank | 1`; mode 2 the first bank and `bank`; mode 3
 /// `bank` and the last. A 512 KiB board's top bit is `MMC1_OUTER` in every mode.
@@ -1190,19 +1399,85 @@ fn nes_byte_cases(g: &mut Gates, banks: &[NodeId; 4], prg: [NodeId; 2], ram_is: 
     cases
 }
 
-/// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
-pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
-    opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
+/// The registers of the machine built with `opts`, in [`reg`]'s order.
+fn register_descs(opts: &Mos6502Options) -> Vec<RegisterDesc> {
+    let r = |name: &str, width: u32| RegisterDesc { name: name.into(), width };
+    let mut registers = vec![
+        r("PC", 16),
+        r("A", 8),
+        r("X", 8),
+        r("Y", 8),
+        r("S", 8),
+        r("P", 8),
+        r("CYC", 32),
+        r("BUSY", 8),
+        r("RUN", 1),
+        r("NMI_PEND", 1),
+        r("POLL_I", 2),
+        r("POLL", 3),
+    ];
+    if opts.nes {
+        registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);
+        match opts.prg.banking {
+            PrgBanking::Fixed => {}
+            PrgBanking::Uxrom => registers.push(r("PRG_BANK", opts.prg.bank16_bits())),
+            PrgBanking::Mmc3 => {
+                let bb = opts.prg.bank8_bits();
+                registers.extend([r("MMC3_SELECT", 4), r("MMC3_R6", bb), r("MMC3_R7", bb)]);
+            }
+            PrgBanking::Mmc1 => {
+                registers.extend([r("MMC1_SHIFT", 4), r("MMC1_COUNT", 3), r("MMC1_MODE", 2), r("MMC1_PRG", opts.prg.mmc1_prg_bits())]);
+                if opts.prg.mmc1_outer() {
+                    registers.push(r("MMC1_OUTER", 1));
+                }
+            }
+        }
+    }
+    registers
 }
 
-/// The machine description of the 2A03 with `opts`' console and exit addresses.
-pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
-    let mut b = CircuitBuilder::new();
-    let row_bits = if opts.nes { NES_ROW_BITS } else { ROW_BITS };
-    let g = &mut Gates::new(&mut b, row_bits);
-    let (one, zero) = (g.one, g.zero);
+/// The memories of the machine built with `opts` (rows of `row_bits` in the byte banks), in [`mem`]'s order.
+fn memory_descs(opts: &Mos6502Options, row_bits: u32) -> Vec<MemoryDesc> {
+    let mut memories: Vec<MemoryDesc> =
+        (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: row_bits }).collect();
+    memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });
+    if opts.nes {
+        for name in ["PRG_EVEN", "PRG_ODD"] {
+            memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: opts.prg.row_bits() });
+        }
+        if matches!(opts.prg.banking, PrgBanking::Mmc3 | PrgBanking::Mmc1) {
+            memories.push(MemoryDesc { name: "PRG_FIRST".into(), word_width: 32, addr_width: opts.prg.window_bank_bits() });
+        }
+    }
+    memories
+}
 
-    // ---- state ----
+/// The 2A03's registers and input lines as the circuit reads them (see the module's table), with P's flags.
+#[derive(Clone, Copy)]
+struct CpuState6502 {
+    pc: NodeId,
+    a: NodeId,
+    x: NodeId,
+    y: NodeId,
+    sp: NodeId,
+    p: NodeId,
+    cyc: NodeId,
+    busy: NodeId,
+    run: NodeId,
+    nmi_pend: NodeId,
+    poll_i: NodeId,
+    poll: NodeId,
+    nmi_in: NodeId,
+    irq_in: NodeId,
+    flag_c: NodeId,
+    flag_z: NodeId,
+    flag_i: NodeId,
+    flag_v: NodeId,
+    flag_n: NodeId,
+}
+
+/// Reads the registers and input lines.
+fn cpu_state(g: &mut Gates) -> CpuState6502 {
     let pc = g.s.reg(reg::PC, 16);
     let a = g.s.reg(reg::A, 8);
     let x = g.s.reg(reg::X, 8);
@@ -1222,8 +1497,29 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let flag_i = g.bit(p, 2);
     let flag_v = g.bit(p, 6);
     let flag_n = g.bit(p, 7);
+    CpuState6502 { pc, a, x, y, sp, p, cyc, busy, run, nmi_pend, poll_i, poll, nmi_in, irq_in, flag_c, flag_z, flag_i, flag_v, flag_n }
+}
 
-    // ---- step kind: boot, stop, interrupt, instruction ----
+/// What the step does: boot, stop, wait for an IO answer or copy DMA bytes (NES map), take an interrupt (its
+/// cases, one equality each) or run an instruction.
+struct StepKind {
+    booting: NodeId,
+    stopping: NodeId,
+    waiting: NodeId,
+    dma: NodeId,
+    /// An interrupt sequence (7 cycles, three pushes), NMI or IRQ.
+    int_seq: NodeId,
+    /// Any interrupt step: a sequence, or a hijack (PC from the NMI vector, nothing else).
+    take_int: NodeId,
+    /// The step fetches the NMI vector (an NMI sequence or a hijack).
+    nmi_vector: NodeId,
+    instr: NodeId,
+    dma_step: NodeId,
+}
+
+fn step_kind(g: &mut Gates, opts: &Mos6502Options, st: &CpuState6502) -> StepKind {
+    let CpuState6502 { busy, run, nmi_pend, poll, nmi_in, .. } = *st;
+    let zero = g.zero;
     let booting = g.not1(run);
     let stopping = g.s.eq_const(busy, BUSY_STOPPING);
     // NES map: an instruction waiting for an IO answer, or a DMA, finishes before any interrupt.
@@ -1236,15 +1532,6 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     // after an OAM DMA whose store saw an interrupt (`POLL` 4), NMI if any is pending, else IRQ. Each case is one
     // equality over the raw bits (two layers in all), since the pointer read's address waits for it.
     let busy_hi = g.s.slice(busy, 1, 7);
-    // Whether poll kind `k` services an NMI (None: it is not a poll that takes interrupts).
-    let nmi_seen = |k: u64, age: u64, pend: bool| -> Option<bool> {
-        match k {
-            0 => Some(pend || age >= 2),
-            1 => Some(pend || age >= 3),
-            4 => Some(pend || age >= 1),
-            _ => None,
-        }
-    };
     let (nmi_seq, hijack) = {
         // bits: run, BUSY[1..8], NMI age (3), NMI_PEND, POLL (3).
         let c = g.s.concat(&[run, busy_hi, nmi_in, nmi_pend, poll]);
@@ -1263,33 +1550,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         }
         (seq, hij)
     };
-    // IRQ cases (an NMI case may hold at once: `nmi_vector` then picks the NMI).
-    let irq_hits = |g: &mut Gates, head: &[NodeId]| -> Vec<NodeId> {
-        // bits: head, POLL (3), IRQ (2), POLL_I valid, POLL_I old I, I.
-        let pv = g.bit(poll_i, 0);
-        let po = g.bit(poll_i, 1);
-        let mut parts = head.to_vec();
-        parts.extend([poll, irq_in, pv, po, flag_i]);
-        let c = g.s.concat(&parts);
-        let shift: u32 = head.iter().map(|&h| g.s.width(h)).sum();
-        let low = if head.is_empty() { 0 } else { 1 };
-        let mut hits = Vec::new();
-        for tail in 0..256u64 {
-            let (k, irq, valid, old, i) = (tail & 7, (tail >> 3) & 3, (tail >> 5) & 1, (tail >> 6) & 1, (tail >> 7) & 1);
-            let masked = if valid == 1 { old == 1 } else { i == 1 };
-            let level = match k {
-                0 => irq & 1 == 1,
-                1 => irq & 2 == 2,
-                _ => false,
-            };
-            if level && !masked {
-                hits.push(g.s.eq_const(c, low | (tail << shift)));
-            }
-        }
-        hits
-    };
     let irq_seq = {
-        let mut hits = irq_hits(g, &[run, busy_hi]);
+        let mut hits = irq_hits(g, st, &[run, busy_hi]);
         // After a DMA whose store's poll saw an interrupt: serviced now, IRQ unless an NMI is pending.
         let c = g.s.concat(&[run, busy_hi, poll]);
         hits.push(g.s.eq_const(c, 1 | (4 << 8)));
@@ -1318,23 +1580,69 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let d = g.s.concat(&[run, stopping, dma]);
         (g.s.any(&runs), g.s.eq_const(d, 0b101))
     };
+    StepKind { booting, stopping, waiting, dma, int_seq, take_int, nmi_vector, instr, dma_step }
+}
+
+/// Whether poll kind `k` (`POLL`) services an NMI of age `age` (`pend`: `NMI_PEND`); None: it is not a poll that
+/// takes interrupts.
+fn nmi_seen(k: u64, age: u64, pend: bool) -> Option<bool> {
+    match k {
+        0 => Some(pend || age >= 2),
+        1 => Some(pend || age >= 3),
+        4 => Some(pend || age >= 1),
+        _ => None,
+    }
+}
+
+/// The IRQ cases of a poll: one equality each over `head`'s bits then `POLL`, `IRQ`, `POLL_I` and I (an NMI case
+/// may hold at once: `nmi_vector` then picks the NMI).
+fn irq_hits(g: &mut Gates, st: &CpuState6502, head: &[NodeId]) -> Vec<NodeId> {
+    let CpuState6502 { poll, poll_i, irq_in, flag_i, .. } = *st;
+    // bits: head, POLL (3), IRQ (2), POLL_I valid, POLL_I old I, I.
+    let pv = g.bit(poll_i, 0);
+    let po = g.bit(poll_i, 1);
+    let mut parts = head.to_vec();
+    parts.extend([poll, irq_in, pv, po, flag_i]);
+    let c = g.s.concat(&parts);
+    let shift: u32 = head.iter().map(|&h| g.s.width(h)).sum();
+    let low = if head.is_empty() { 0 } else { 1 };
+    let mut hits = Vec::new();
+    for tail in 0..256u64 {
+        let (k, irq, valid, old, i) = (tail & 7, (tail >> 3) & 3, (tail >> 5) & 1, (tail >> 6) & 1, (tail >> 7) & 1);
+        let masked = if valid == 1 { old == 1 } else { i == 1 };
+        let level = match k {
+            0 => irq & 1 == 1,
+            1 => irq & 2 == 2,
+            _ => false,
+        };
+        if level && !masked {
+            hits.push(g.s.eq_const(c, low | (tail << shift)));
+        }
+    }
+    hits
+}
+
+/// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
+pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
+    opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
+}
+
+/// The machine description of the 2A03 with `opts`' console and exit addresses.
+pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
+    let mut b = CircuitBuilder::new();
+    let row_bits = if opts.nes { NES_ROW_BITS } else { ROW_BITS };
+    let g = &mut Gates::new(&mut b, row_bits);
+    let (one, zero) = (g.one, g.zero);
+
+    // ---- state ----
+    let state = cpu_state(g);
+    let CpuState6502 { pc, a, x, y, sp, p, cyc, nmi_pend, poll, nmi_in, flag_c, flag_z, flag_i, flag_v, flag_n, .. } = state;
+
+    // ---- step kind: boot, stop, interrupt, instruction ----
+    let StepKind { booting, stopping, waiting, dma, int_seq, take_int, nmi_vector, instr, dma_step } = step_kind(g, opts, &state);
     if opts.nes {
         g.prg = opts.prg;
-        g.prg_regs = match opts.prg.banking {
-            PrgBanking::Fixed => Vec::new(),
-            PrgBanking::Uxrom => vec![g.s.reg(reg::PRG_BANK, opts.prg.bank16_bits())],
-            PrgBanking::Mmc3 => {
-                let bb = opts.prg.bank8_bits();
-                vec![g.s.reg(reg::MMC3_SELECT, 4), g.s.reg(reg::MMC3_R6, bb), g.s.reg(reg::MMC3_R7, bb)]
-            }
-            PrgBanking::Mmc1 => {
-                let mut regs = vec![g.s.reg(reg::MMC1_SHIFT, 4), g.s.reg(reg::MMC1_COUNT, 3), g.s.reg(reg::MMC1_MODE, 2), g.s.reg(reg::MMC1_PRG, opts.prg.mmc1_prg_bits())];
-                if opts.prg.mmc1_outer() {
-                    regs.push(g.s.reg(reg::MMC1_OUTER, 1));
-                }
-                regs
-            }
-        };
+        g.prg_regs = prg_bank_registers(g.s, opts.prg);
     }
     let (dma_page, dma_row, dma_long) = if opts.nes {
         (g.s.reg(reg::DMA_PAGE, 8), g.s.reg(reg::DMA_ROW, 6), g.s.reg(reg::DMA_LONG, 1))
@@ -1995,7 +2303,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
                 g.s.eq_const(c, 1)
             };
             let c = g.s.concat(&[nmi_in, nmi_pend, poll]);
-            let mut hits = irq_hits(g, &[]);
+            let mut hits = irq_hits(g, &state, &[]);
             for tail in 0..128u64 {
                 let (age, pend, kind) = (tail & 7, (tail >> 3) & 1 == 1, tail >> 4);
                 if age <= u64::from(crate::Lines::NMI_AGE_MAX) && kind <= 1 && nmi_seen(kind, age, pend) == Some(true) {
@@ -2041,104 +2349,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         s.set_next(reg::DMA_LONG, long_next);
         // The value of a store (or a read-modify-write's last write) to $8000-$FFFF.
         let data = s.select(f_store, store_val, rmw_val);
-        match (opts.prg.banking, prg_regs.as_slice()) {
-            (PrgBanking::Uxrom, &[bank]) => {
-                // UxROM: any such store selects the bank.
-                let value = s.slice(data, 0, s.width(bank));
-                let next = s.select(rom_store, value, bank);
-                s.set_next(reg::PRG_BANK, next);
-            }
-            (PrgBanking::Mmc3, &[select, r6, r7]) => {
-                // MMC3: $8000-$9FFF even sets the select, odd the selected register (only R6 and R7 are PRG's).
-                let (a0, a13, a14) = (s.bit(ea, 0), s.bit(ea, 13), s.bit(ea, 14));
-                let c = s.concat(&[rom_store, a0, a13, a14]);
-                let to_select = s.eq_const(c, 0b0001);
-                let d_lo = s.slice(data, 0, 3);
-                let d_mode = s.bit(data, 6);
-                let sel_value = s.concat(&[d_lo, d_mode]);
-                let sel_next = s.select(to_select, sel_value, select);
-                s.set_next(reg::MMC3_SELECT, sel_next);
-                let index = s.slice(select, 0, 3);
-                for (r, node, k) in [(reg::MMC3_R6, r6, 6u64), (reg::MMC3_R7, r7, 7)] {
-                    let c = s.concat(&[rom_store, a0, a13, a14, index]);
-                    let write = s.eq_const(c, 0b0011 | (k << 4));
-                    let value = s.slice(data, 0, s.width(node));
-                    let next = s.select(write, value, node);
-                    s.set_next(r, next);
-                }
-            }
-            (PrgBanking::Mmc1, &[shift, count, mode, prg, ref outer @ ..]) => {
-                // MMC1: a read-modify-write's first write, the unmodified byte, is the one that counts. Every
-                // next value is one lookup (or one select) over the store, bits 7 and 0 of its byte, the count and
-                // the address's window, so the serial port adds no depth after the store's decision.
-                let data = s.select(f_store, store_val, operand);
-                let (b7, b0) = (s.bit(data, 7), s.bit(data, 0));
-                let (a13, a14) = (s.bit(ea, 13), s.bit(ea, 14));
-                // key bits: store, b7, count (3), b0, then per use.
-                let key = s.concat(&[rom_store, b7, count, b0]);
-                let field = |v: u64| (v & 1 == 1, (v >> 1) & 1 == 1, (v >> 2) & 7, (v >> 5) & 1);
-                let mut bits = Vec::new();
-                for i in 0..4u64 {
-                    let old = s.bit(shift, i as u32);
-                    let k = s.concat(&[key, old]);
-                    let table: Vec<u64> = (0..128u64)
-                        .map(|v| {
-                            let (st, b7, cnt, b0) = field(v);
-                            let old = v >> 6;
-                            match (st, b7, cnt) {
-                                (false, _, _) => old,
-                                (true, true, _) | (true, false, 4) => 0,
-                                (true, false, c) if c == i => b0,
-                                _ => old,
-                            }
-                        })
-                        .collect();
-                    bits.push(s.lookup(1, table, k));
-                }
-                let shift_next = s.concat(&bits);
-                s.set_next(reg::MMC1_SHIFT, shift_next);
-                let count_table: Vec<u64> = (0..64u64)
-                    .map(|v| {
-                        let (st, b7, cnt, _) = field(v);
-                        match (st, b7, cnt) {
-                            (false, _, c) => c,
-                            (true, true, _) | (true, false, 4) => 0,
-                            (true, false, c) => (c + 1) & 7,
-                        }
-                    })
-                    .collect();
-                let count_next = s.lookup(3, count_table, key);
-                s.set_next(reg::MMC1_COUNT, count_next);
-                // The fifth bit writes control ($8000-$9FFF) or the PRG bank ($E000-$FFFF); bit 7 sets mode 3.
-                let wkey = s.concat(&[key, a13, a14]);
-                let sel = |s: &mut CircuitBuilder, f: &dyn Fn(bool, bool, u64, u64) -> bool| {
-                    let table: Vec<u64> = (0..256u64).map(|v| {
-                        let (st, b7, cnt, _) = field(v);
-                        u64::from(f(st, b7, cnt, v >> 6))
-                    }).collect();
-                    s.lookup(1, table, wkey)
-                };
-                let reset = sel(s, &|st, b7, _, _| st && b7);
-                let to_control = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 0);
-                let keep_mode = sel(s, &|st, b7, cnt, w| !(st && (b7 || (cnt == 4 && w == 0))));
-                if let [outer] = outer {
-                    // SUROM: the fifth bit of a write to CHR bank 0 ($A000-$BFFF) is the 256 KiB half.
-                    let to_chr0 = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 1);
-                    let outer_next = s.select(to_chr0, b0, *outer);
-                    s.set_next(reg::MMC1_OUTER, outer_next);
-                }
-                let to_prg = sel(s, &|st, b7, cnt, w| st && !b7 && cnt == 4 && w == 3);
-                let keep_prg = sel(s, &|st, b7, cnt, w| !(st && !b7 && cnt == 4 && w == 3));
-                let three = s.konst(2, 3);
-                let written_mode = s.slice(shift, 2, 2);
-                let mode_next = s.one_hot(2, &[(reset, three), (to_control, written_mode), (keep_mode, mode)]);
-                s.set_next(reg::MMC1_MODE, mode_next);
-                let written_prg = s.slice(shift, 0, s.width(prg));
-                let prg_next = s.one_hot(s.width(prg), &[(to_prg, written_prg), (keep_prg, prg)]);
-                s.set_next(reg::MMC1_PRG, prg_next);
-            }
-            _ => {}
-        }
+        prg_banking_next(s, opts.prg.banking, &prg_regs, RomStore { rom_store, ea, data, f_store, store_val, operand });
     }
 
     // ---- ports ----
@@ -2150,96 +2361,16 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         s.output(ports.len() as u32, store_val, en);
         ports.push(PortDesc::new(name, 8).with_role(role));
     }
-    let mut io_ranges = Vec::new();
-    if opts.nes {
-        // MMC1 takes a read-modify-write's first (unmodified) write to $8000-$FFFF and ignores the second: the
-        // host's board gets that one.
-        let data = if opts.prg.banking == PrgBanking::Mmc1 {
-            let rmw_data = s.select(rom, operand, rmw_val);
-            s.select(f_store, store_val, rmw_data)
-        } else {
-            s.select(f_store, store_val, rmw_val)
-        };
-        let word = s.concat(&[ea, data]);
-        let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
-        s.output(write_port, word, io_write);
-        ports.push(PortDesc::new("IO_WRITE", 24));
-        s.output(read_port, io_read_word, stall);
-        ports.push(PortDesc::new("IO_READ", 20));
-        // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages.
-        let oam = {
-            let r = nes_data.as_ref().expect("the NES map reads through nes_read_run_of");
-            let lo3 = s.slice(ea, 0, 3);
-            let hi3 = s.slice(ea, 13, 3);
-            let key = s.concat(&[lo3, hi3]);
-            let table = |f: &dyn Fn(u64, u64) -> bool| (0..64u64).map(|v| u64::from(f(v & 7, v >> 3))).collect::<Vec<u64>>();
-            let ram = s.lookup(1, table(&|_, hi| hi == 0 || hi == 3), key);
-            let even = s.lookup(1, table(&|lo, hi| hi >= 4 && lo < 4), key);
-            let odd = s.lookup(1, table(&|lo, hi| hi >= 4 && lo >= 4), key);
-            let banks = s.concat(&dwords);
-            s.one_hot(32, &[(ram, banks), (even, r.prg[0]), (odd, r.prg[1])])
-        };
-        s.output(read_port + 1, oam, dma_step);
-        ports.push(PortDesc::new("OAM_DMA", 32));
-        for (name, base, size) in [("PPU", 0x2000, 0x2000), ("APU_IO", 0x4000, 0x2000)] {
-            io_ranges.push(isa_api::IoRange {
-                name: name.into(),
-                base,
-                size,
-                write_port: Some(write_port),
-                read_request_port: Some(read_port),
-                read_port: Some(input::IO_DATA),
-            });
+    let io_ranges = match &nes_data {
+        Some(read) if opts.nes => {
+            let bus = NesBus { rom, operand, f_store, store_val, rmw_val, ea, io_write, io_read_word, stall, dma_step };
+            nes_ports(s, &mut ports, opts.prg.banking, read, &dwords, bus)
         }
-        // The PRG ROM reads from memory; its stores go to the cartridge's mapper on the same port.
-        io_ranges.push(isa_api::IoRange { name: "MAPPER".into(), base: 0x8000, size: 0x8000, write_port: Some(write_port), read_request_port: None, read_port: None });
-    }
+        _ => Vec::new(),
+    };
     s.halt(stopping);
 
-    let r = |name: &str, width: u32| RegisterDesc { name: name.into(), width };
-    let registers = vec![
-        r("PC", 16),
-        r("A", 8),
-        r("X", 8),
-        r("Y", 8),
-        r("S", 8),
-        r("P", 8),
-        r("CYC", 32),
-        r("BUSY", 8),
-        r("RUN", 1),
-        r("NMI_PEND", 1),
-        r("POLL_I", 2),
-        r("POLL", 3),
-    ];
-    let mut registers = registers;
-    if opts.nes {
-        registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);
-        match opts.prg.banking {
-            PrgBanking::Fixed => {}
-            PrgBanking::Uxrom => registers.push(r("PRG_BANK", opts.prg.bank16_bits())),
-            PrgBanking::Mmc3 => {
-                let bb = opts.prg.bank8_bits();
-                registers.extend([r("MMC3_SELECT", 4), r("MMC3_R6", bb), r("MMC3_R7", bb)]);
-            }
-            PrgBanking::Mmc1 => {
-                registers.extend([r("MMC1_SHIFT", 4), r("MMC1_COUNT", 3), r("MMC1_MODE", 2), r("MMC1_PRG", opts.prg.mmc1_prg_bits())]);
-                if opts.prg.mmc1_outer() {
-                    registers.push(r("MMC1_OUTER", 1));
-                }
-            }
-        }
-    }
-    let mut memories: Vec<MemoryDesc> =
-        (0..4).map(|k| MemoryDesc { name: format!("M{k}"), word_width: 8, addr_width: row_bits }).collect();
-    memories.push(MemoryDesc { name: "INIT".into(), word_width: 8, addr_width: 4 });
-    if opts.nes {
-        for name in ["PRG_EVEN", "PRG_ODD"] {
-            memories.push(MemoryDesc { name: name.into(), word_width: 32, addr_width: opts.prg.row_bits() });
-        }
-        if matches!(opts.prg.banking, PrgBanking::Mmc3 | PrgBanking::Mmc1) {
-            memories.push(MemoryDesc { name: "PRG_FIRST".into(), word_width: 32, addr_width: opts.prg.window_bank_bits() });
-        }
-    }
+    let (registers, memories) = (register_descs(opts), memory_descs(opts, row_bits));
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, b.finish());
     desc.face.inputs = vec![PortDesc::new("NMI", 3), PortDesc::new("IRQ", 2)];
     if opts.nes {
