@@ -357,6 +357,53 @@ fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
 }
 
 /// `out = a + b`, entry by entry, where either changed.
+/// Marks the columns of `m` that hold a nonzero weight.
+fn mark_columns(m: &SparseMatrix, touch: &mut [bool]) {
+    let (ptr, _, _) = m.csc().expect("CSC");
+    for (j, w) in ptr.windows(2).enumerate() {
+        touch[j] |= w[1] > w[0];
+    }
+}
+
+/// For each source of residual values (0 the embedding, `l + 1` the output of layer `l`) and each entry
+/// `[hidden]`: the first later layer that reads or writes the entry (`touched[m][i]`), else the final norm
+/// (`L`), whose mean square takes every entry.
+fn next_touchers(touched: &[Vec<bool>], hidden: usize) -> Vec<Vec<u16>> {
+    let nl = touched.len();
+    let mut next = vec![vec![nl as u16; hidden]; nl + 1];
+    for s in (0..nl).rev() {
+        for i in 0..hidden {
+            next[s][i] = if touched[s][i] { s as u16 } else { next[s + 1][i] };
+        }
+    }
+    next
+}
+
+/// Sends entry `i`'s new value `v` at the output of source `s` (0 the embedding, `l + 1` layer `l`) to the
+/// layer inputs in `ins` (`ins[2 (m - s)]` is the input of layer `m`, `m = L` the final norm's) that need it.
+/// A layer that neither reads nor writes the entry passes it on unchanged and only its RMSNorms see it, through
+/// its square. So a value whose magnitude is that of the one the next reading or writing layer `t` holds (a
+/// sign flip, as every woven ±1 slot's change) goes to `t` alone, and the layers in between keep a value of the
+/// right magnitude, which gives their norms the same sums of squares bit for bit; any other value, and every
+/// value of the first token (`all`), goes to every input from `s` to `t`.
+///
+/// A layer passes an entry on as `x + 0 + 0` (its mixer's and MLP's unwritten rows are `+0`): `x` itself, but
+/// for `-0`, which becomes `+0`; so past at least one such layer a `-0` arrives as `+0`.
+#[inline]
+fn route(next: &[u16], ins: &mut [Tracked], s: usize, i: usize, v: f32, all: bool) {
+    let t = next[i] as usize;
+    const MAGNITUDE: u32 = 0x7FFF_FFFF;
+    let passed = if v.to_bits() == (-0f32).to_bits() { 0.0 } else { v };
+    if all || (v.to_bits() & MAGNITUDE) != (ins[2 * (t - s)].v[i].to_bits() & MAGNITUDE) {
+        ins[0].set(i, v);
+        for m in s + 1..=t {
+            ins[2 * (m - s)].set(i, passed);
+        }
+    } else {
+        ins[2 * (t - s)].set(i, if t == s { v } else { passed });
+    }
+}
+
 fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
     out.begin();
     if first {
@@ -530,6 +577,9 @@ pub struct IncrementalModel {
     /// differs in more than a quarter of them (the woven embedding is far smaller this way than dense).
     embed_rows: Vec<EmbedRow>,
     layers: Vec<Layer>,
+    /// Where a residual entry goes next ([`next_touchers`]): row `s` (0 the embedding, `l + 1` layer `l`'s
+    /// output) `[hidden]`, the first later layer that reads or writes the entry, or `L` (the final norm).
+    next_toucher: Vec<Vec<u16>>,
     final_norm: Vec<f32>,
     lm_head: Projection,
     /// The lm_head's sign-product groups and its other rows, for the greedy token ([`FactoredHead`]).
@@ -667,7 +717,9 @@ pub struct IncrementalState {
     /// Tokens consumed so far (the next token's position id).
     pub position: usize,
     prev_token: Option<u32>,
-    /// The residual stream: after the embedding, then after each layer's mixer and MLP (`2 L + 1`).
+    /// The residual stream (`2 L + 2`): the embedding's output, then per layer its input and the sum after its
+    /// mixer, then the final norm's input. A layer's input is up to date at the entries the layer reads or
+    /// writes; elsewhere it may hold a stale value of the same magnitude (see [`IncrementalModel::route`]).
     h: Vec<Tracked>,
     /// A zero vector that never changes: the mixer output of a layer whose mixer adds exactly 0.
     zero: Tracked,
@@ -773,12 +825,17 @@ impl IncrementalModel {
         let proj = |name: &str| -> Result<Projection, String> { Ok(Projection::new(get(name)?)) };
         let one_plus = |name: &str| w.one_plus(name);
         let mut layers = Vec::new();
+        // Per layer: the residual entries it reads (a nonzero column of a projection of its norms' outputs)
+        // or writes (a nonzero row of its mixer's output projection or of down_proj).
+        let mut touched: Vec<Vec<bool>> = Vec::new();
         for (i, lt) in cfg.layer_types.iter().enumerate() {
             let p = format!("model.layers.{i}");
+            let mut touch = vec![false; cfg.hidden_size];
             let mixer = match lt {
                 LayerType::LinearAttention => {
                     let a = format!("{p}.linear_attn");
                     let qkv_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_qkv.weight"))?);
+                    mark_columns(&qkv_full, &mut touch);
                     let conv = get(&format!("{a}.conv1d.weight"))?.data.clone();
                     let k = cfg.linear_conv_kernel_dim;
                     let has_history = conv_history(&conv, k);
@@ -798,6 +855,7 @@ impl IncrementalModel {
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
                     let z_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_z.weight"))?);
+                    mark_columns(&z_full, &mut touch);
                     let (z, z_per_head) = match z_per_head(&z_full, cfg.linear_value_head_dim) {
                         Some(m) => (Projection::from_matrix(m), true),
                         None => (Projection::from_matrix(z_full), false),
@@ -833,15 +891,34 @@ impl IncrementalModel {
                     })
                 }
             };
-            layers.push(Layer {
+            let layer = Layer {
                 input_norm: one_plus(&format!("{p}.input_layernorm.weight"))?,
                 post_norm: one_plus(&format!("{p}.post_attention_layernorm.weight"))?,
                 mixer,
                 gate: proj(&format!("{p}.mlp.gate_proj.weight"))?.feeding_silu(),
                 up: proj(&format!("{p}.mlp.up_proj.weight"))?,
                 down: proj(&format!("{p}.mlp.down_proj.weight"))?,
-            });
+            };
+            let reads: Vec<&Projection> = match &layer.mixer {
+                Mixer::Linear(d) => vec![&d.b, &d.a],
+                Mixer::Full(a) => vec![&a.q, &a.k, &a.v],
+            };
+            for pr in reads.into_iter().chain([&layer.gate, &layer.up]) {
+                mark_columns(&pr.m, &mut touch);
+            }
+            let writes = match &layer.mixer {
+                Mixer::Linear(d) => &d.out.m,
+                Mixer::Full(a) => &a.o.m,
+            };
+            for m in [writes, &layer.down.m] {
+                for r in m.nonempty_rows() {
+                    touch[r as usize] = true;
+                }
+            }
+            touched.push(touch);
+            layers.push(layer);
         }
+        let next_toucher = next_touchers(&touched, cfg.hidden_size);
         let embed = get("model.embed_tokens.weight")?;
         let lm_head = if cfg.tie_word_embeddings { Projection::new(embed) } else { proj("lm_head.weight")? };
         let head = FactoredHead::find(&lm_head.m).map(|groups| {
@@ -858,7 +935,7 @@ impl IncrementalModel {
                 if d.len() <= hsz / 4 { EmbedRow::Diff(d) } else { EmbedRow::Whole(row.to_vec()) }
             })
             .collect();
-        Ok(Self { cfg: cfg.clone(), embed_row0, embed_rows, layers, final_norm: one_plus("model.norm.weight")?, lm_head, head, inv_freq: rope_inv_freq(cfg) })
+        Ok(Self { cfg: cfg.clone(), embed_row0, embed_rows, layers, next_toucher, final_norm: one_plus("model.norm.weight")?, lm_head, head, inv_freq: rope_inv_freq(cfg) })
     }
 
     /// The model's configuration.
@@ -940,7 +1017,7 @@ impl IncrementalModel {
         IncrementalState {
             position: 0,
             prev_token: None,
-            h: (0..2 * self.layers.len() + 1).map(|_| Tracked::zeros(hsz)).collect(),
+            h: (0..2 * self.layers.len() + 2).map(|_| Tracked::zeros(hsz)).collect(),
             zero: Tracked::zeros(hsz),
             layers,
             final_norm: NormState::new(hsz),
@@ -1055,11 +1132,33 @@ impl IncrementalModel {
         }
         st.prev_token = Some(token);
         let pos = st.position;
+        let hsz = c.hidden_size;
+        // Every layer input and the final norm's input (the odd entries of `h`) take this token's changes
+        // from the embedding and the layers below them.
+        for k in (1..st.h.len()).step_by(2) {
+            st.h[k].begin();
+        }
+        {
+            let (emb, ins) = st.h.split_at_mut(1);
+            let next = &self.next_toucher[0];
+            if first {
+                for i in 0..hsz {
+                    route(next, ins, 0, i, emb[0].v[i], true);
+                }
+            } else {
+                for &i in emb[0].ch() {
+                    let i = i as usize;
+                    route(next, ins, 0, i, emb[0].v[i], false);
+                }
+            }
+        }
         for (l, (layer, ls)) in self.layers.iter().zip(st.layers.iter_mut()).enumerate() {
-            let (lo, hi) = st.h.split_at_mut(2 * l + 1);
-            let h_in = &lo[2 * l];
-            let (mid, rest) = hi.split_at_mut(1);
-            let (h_mid, h_out) = (&mut mid[0], &mut rest[0]);
+            let (lo, ins) = st.h.split_at_mut(2 * l + 3);
+            let (lo, mid) = lo.split_at_mut(2 * l + 2);
+            let h_in = &mut lo[2 * l + 1];
+            h_in.finish();
+            let h_in = &*h_in;
+            let h_mid = &mut mid[0];
             ls.norm1.update(h_in, &layer.input_norm, eps, first);
             let mixed: &Tracked = match (&layer.mixer, &mut ls.mixer) {
                 (Mixer::Linear(d), MixerState::Linear(ds)) => {
@@ -1088,9 +1187,22 @@ impl IncrementalModel {
             layer.up.update(&mut ls.up, &ls.norm2.x, first, n);
             swiglu(&ls.gate.y, &ls.up.y, &mut ls.act, first);
             layer.down.update(&mut ls.down, &ls.act, first, n);
-            residual_add(h_mid, &ls.down.y, h_out, first);
+            // The layer's output, `h_mid + down`, where either changed: to the inputs that need it.
+            let next = &self.next_toucher[l + 1];
+            let down = &ls.down.y;
+            if first {
+                for i in 0..hsz {
+                    route(next, ins, l + 1, i, h_mid.v[i] + down.v[i], true);
+                }
+            } else {
+                for &i in h_mid.ch().iter().chain(down.ch()) {
+                    let i = i as usize;
+                    route(next, ins, l + 1, i, h_mid.v[i] + down.v[i], false);
+                }
+            }
         }
-        let last = &st.h[2 * self.layers.len()];
+        let last = &mut st.h[2 * self.layers.len() + 1];
+        last.finish();
         st.final_norm.update(last, &self.final_norm, eps, first);
         st.position += 1;
         Ok(first)
@@ -1323,6 +1435,69 @@ mod tests {
 
     /// The kept argmax equals a full `argmax` after every update, through ties (small integers), maxima
     /// that rise, fall and move, NaNs (also at index 0) and changes at block edges.
+    /// Residual entries that the middle layers neither read nor write skip them (`route`): with random
+    /// weights (values of every magnitude), zeros of both signs and embedding entries that only change sign,
+    /// the logits equal, bit for bit at every position, those of the same model with every entry taken
+    /// through every layer (the executor before routing: random weights sum in another order in the sparse
+    /// executor, so it is not the reference here; the woven machines' conformance test compares with it).
+    #[test]
+    fn entries_routed_past_the_layers_that_ignore_them_keep_the_logits_exact() {
+        use crate::random::{Preset, random_weights};
+        let cfg = Preset::Tiny.config(Some(6));
+        let mut w = random_weights(&cfg, 7);
+        let hsz = cfg.hidden_size;
+        let skipped = 0..8usize;
+        // Layers 0-4 neither read nor write entries 0-7.
+        for l in 0..=4 {
+            for (name, t) in w.iter_mut() {
+                let Some(rest) = name.strip_prefix(&format!("model.layers.{l}.")) else { continue };
+                let reads = ["in_proj_qkv.weight", "in_proj_z.weight", "in_proj_a.weight", "in_proj_b.weight", "q_proj.weight", "k_proj.weight", "v_proj.weight", "gate_proj.weight", "up_proj.weight"];
+                let writes = ["out_proj.weight", "o_proj.weight", "down_proj.weight"];
+                if reads.iter().any(|r| rest.ends_with(r)) {
+                    for row in t.data.chunks_exact_mut(hsz) {
+                        for i in skipped.clone() {
+                            row[i] = 0.0;
+                        }
+                    }
+                } else if writes.iter().any(|r| rest.ends_with(r)) {
+                    let cols = t.shape[1];
+                    for i in skipped.clone() {
+                        t.data[i * cols..(i + 1) * cols].fill(0.0);
+                    }
+                }
+            }
+        }
+        // Token embeddings: entry 0 is +0, -0 or ±1.5 (a sign flip between some tokens), entry 1 -0 or random.
+        let emb = w.get_mut("model.embed_tokens.weight").unwrap();
+        for (t, row) in emb.data.chunks_exact_mut(hsz).enumerate() {
+            row[0] = [0.0, -0.0, 1.5, -1.5][t % 4];
+            if t % 3 == 0 {
+                row[1] = -0.0;
+            }
+        }
+        let inc = IncrementalModel::new(&cfg, &w).unwrap();
+        assert!(inc.next_toucher[0][..8].iter().all(|&t| t == 5), "the embedding's entries 0-7 go to layer 5: {:?}", &inc.next_toucher[0][..8]);
+        let mut every = IncrementalModel::new(&cfg, &w).unwrap();
+        every.next_toucher = next_touchers(&vec![vec![true; hsz]; cfg.num_hidden_layers], hsz);
+        let (mut a, mut b) = (inc.new_state(), every.new_state());
+        for pos in 0..48u32 {
+            let token = (pos * 37 + pos / 5) % cfg.vocab_size as u32;
+            let want = every.step(&mut b, token).unwrap().to_vec();
+            let got = inc.step(&mut a, token).unwrap();
+            assert_eq!(bits(got), bits(&want), "position {pos}, token {token}");
+            // Every layer input holds the exact value wherever its layer reads or writes, and a value of the
+            // exact magnitude elsewhere; the final norm's input is exact everywhere.
+            for m in 0..=cfg.num_hidden_layers {
+                let (x, y) = (&a.h[2 * m + 1].v, &b.h[2 * m + 1].v);
+                for i in 0..hsz {
+                    let exact = m == cfg.num_hidden_layers || inc.next_toucher[m][i] as usize == m;
+                    let (xb, yb) = (x[i].to_bits(), y[i].to_bits());
+                    assert!(if exact { xb == yb } else { xb & 0x7FFF_FFFF == yb & 0x7FFF_FFFF }, "position {pos}, layer {m} input, entry {i}: {} and {}", x[i], y[i]);
+                }
+            }
+        }
+    }
+
     #[test]
     fn kept_argmax_equals_the_full_argmax() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
