@@ -357,6 +357,20 @@ fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
 }
 
 /// `out = a + b`, entry by entry, where either changed.
+/// Whether layer `layer`'s mixer, given inputs that did not change, outputs what it output at the previous
+/// token: a DeltaNet adding exactly 0, or one whose every head neither writes (`beta = 0`) nor decays and that
+/// has no conv channel with history (whose window moves every token); full attention only when its `o_proj` is
+/// all zero (its cache grows every token).
+fn mixer_idle(layer: &Layer, ls: &LayerState) -> bool {
+    match (&layer.mixer, &ls.mixer) {
+        (Mixer::Linear(d), MixerState::Linear(ds)) => {
+            (d.qkv.m.nnz() == 0 && d.onehot.is_none()) || (d.history.is_empty() && ds.writers.members.is_empty() && ds.decaying.members.is_empty())
+        }
+        (Mixer::Full(a), MixerState::Full(_)) => a.o.m.nnz() == 0,
+        _ => false,
+    }
+}
+
 /// Marks the columns of `m` that hold a nonzero weight.
 fn mark_columns(m: &SparseMatrix, touch: &mut [bool]) {
     let (ptr, _, _) = m.csc().expect("CSC");
@@ -1159,6 +1173,12 @@ impl IncrementalModel {
             h_in.finish();
             let h_in = &*h_in;
             let h_mid = &mut mid[0];
+            if !first && h_in.ch().is_empty() && mixer_idle(layer, ls) {
+                // Nothing the layer reads changed, and its mixer neither writes nor decays a state: every
+                // stage's output is the previous token's (the next token's stages start their change lists
+                // afresh).
+                continue;
+            }
             ls.norm1.update(h_in, &layer.input_norm, eps, first);
             let mixed: &Tracked = match (&layer.mixer, &mut ls.mixer) {
                 (Mixer::Linear(d), MixerState::Linear(ds)) => {
@@ -1182,6 +1202,9 @@ impl IncrementalModel {
                 _ => unreachable!("state built from the same layers"),
             };
             residual_add(h_in, mixed, h_mid, first);
+            if !first && h_mid.ch().is_empty() {
+                continue; // the MLP's input is the previous token's, and so is its output
+            }
             ls.norm2.update(h_mid, &layer.post_norm, eps, first);
             layer.gate.update(&mut ls.gate, &ls.norm2.x, first, n);
             layer.up.update(&mut ls.up, &ls.norm2.x, first, n);
