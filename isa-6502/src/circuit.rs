@@ -1622,6 +1622,115 @@ fn irq_hits(g: &mut Gates, st: &CpuState6502, head: &[NodeId]) -> Vec<NodeId> {
     hits
 }
 
+/// The registers the boot step loads from `INIT` (see the module's table; P with bit 5 set and B clear).
+struct BootState {
+    pc: NodeId,
+    a: NodeId,
+    x: NodeId,
+    y: NodeId,
+    s: NodeId,
+    p: NodeId,
+    cyc: NodeId,
+}
+
+fn boot_state(g: &mut Gates) -> BootState {
+    let init = |g: &mut Gates, row: u64| {
+        let r = g.k(4, row);
+        g.s.load(mem::INIT, 8, r)
+    };
+    let i_pcl = init(g, init_row::PC_LO);
+    let i_pch = init(g, init_row::PC_HI);
+    let i_pc = g.word(i_pcl, i_pch);
+    let i_a = init(g, init_row::A);
+    let i_x = init(g, init_row::X);
+    let i_y = init(g, init_row::Y);
+    let i_s = init(g, init_row::S);
+    let i_p_raw = init(g, init_row::P);
+    let i_p = {
+        let m = g.k(8, 0xCF);
+        let t = g.s.and(i_p_raw, m);
+        let u = g.k(8, 0x20);
+        g.s.or(t, u)
+    };
+    let i_cyc_bytes: Vec<NodeId> = (0..4).map(|k| init(g, init_row::CYC + k)).collect();
+    let i_cyc = g.s.concat(&i_cyc_bytes);
+    BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc }
+}
+
+/// The decoded control word and flags of the opcode (`control_tables`), as the sections read them.
+#[derive(Clone, Copy)]
+struct Decoded {
+    cw: NodeId,
+    fw: NodeId,
+}
+
+impl Decoded {
+    /// Bits `lo..lo + w` of the control word (`ctl::*`).
+    fn field(self, g: &mut Gates, lo: u32, w: u32) -> NodeId {
+        g.s.slice(self.cw, lo, w)
+    }
+    /// Flag `f` of the opcode.
+    fn flag(self, g: &mut Gates, f: Flag) -> NodeId {
+        g.s.bit(self.fw, f as u32)
+    }
+}
+
+/// Where the program counter can go after an instruction, and whether a branch is taken.
+struct PcTargets {
+    /// PC + the instruction's length.
+    pc_seq: NodeId,
+    /// A conditional branch whose condition holds.
+    taken: NodeId,
+    /// The branch target: PC + 2 + the signed offset.
+    target: NodeId,
+    /// The branch target is on another page than `pc_seq` (one more cycle).
+    br_cross: NodeId,
+    f_jsr: NodeId,
+    /// JMP absolute or JSR: PC from the operand.
+    jump_abs: NodeId,
+    /// RTS's target: the pulled address + 1; RTI's: the pulled bytes after P.
+    rts_target: NodeId,
+    rti_target: NodeId,
+}
+
+/// The program counter's candidates (level A's operand `b1`, level B's pointer `ptr16` and pulled bytes `p`).
+fn pc_targets(g: &mut Gates, dec: Decoded, st: &CpuState6502, b1: NodeId, ptr16: NodeId, p: [NodeId; 2]) -> PcTargets {
+    let CpuState6502 { pc, flag_n, flag_v, flag_c, flag_z, .. } = *st;
+    let [p1, p2] = p;
+    let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
+    let len = dec.field(g, ctl::LEN, 2);
+    let len16 = g.s.zext(len, 16);
+    let pc_seq = g.s.add(pc, len16);
+    let f_branch = dec.flag(g, Flag::Branch);
+    let cond_sel = {
+        let s0 = dec.flag(g, Flag::CondSel0);
+        let s1 = dec.flag(g, Flag::CondSel1);
+        g.s.concat(&[s0, s1])
+    };
+    let cond_is = g.one_hot(cond_sel, 4);
+    let cond_flag = g.s.one_hot(1, &[(cond_is[0], flag_n), (cond_is[1], flag_v), (cond_is[2], flag_c), (cond_is[3], flag_z)]);
+    let cond_value = dec.flag(g, Flag::CondValue);
+    let cond_met = g.s.eq(cond_flag, cond_value);
+    let taken = g.and1(f_branch, cond_met);
+    // The target of a branch: PC + 2 + the signed offset, as one sum (the offset's sign bit weighs -256).
+    let target = {
+        let lo7 = g.s.slice(b1, 0, 7);
+        let sign = g.bit(b1, 7);
+        g.s.sum(16, &[t(pc, 0), t(lo7, 0), SumTerm { node: sign, shift: 7, neg: true }], 2)
+    };
+    let br_cross = {
+        let h1 = g.s.slice(pc_seq, 8, 8);
+        let h2 = g.s.slice(target, 8, 8);
+        g.s.cmp(CmpKind::Ne, h1, h2)
+    };
+    let f_jmp_abs = dec.flag(g, Flag::JmpAbs);
+    let f_jsr = dec.flag(g, Flag::Jsr);
+    let jump_abs = g.or1(f_jmp_abs, f_jsr);
+    let rts_target = g.add_k(ptr16, 1);
+    let rti_target = g.word(p1, p2);
+    PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -1636,7 +1745,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
 
     // ---- state ----
     let state = cpu_state(g);
-    let CpuState6502 { pc, a, x, y, sp, p, cyc, nmi_pend, poll, nmi_in, flag_c, flag_z, flag_i, flag_v, flag_n, .. } = state;
+    let CpuState6502 { pc, a, x, y, sp, p, cyc, nmi_pend, poll, nmi_in, flag_c, flag_i, .. } = state;
 
     // ---- step kind: boot, stop, interrupt, instruction ----
     let StepKind { booting, stopping, waiting, dma, int_seq, take_int, nmi_vector, instr, dma_step } = step_kind(g, opts, &state);
@@ -2004,36 +2113,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
 
     // ---- program counter ----
-    let len = field(g, ctl::LEN, 2);
-    let len16 = g.s.zext(len, 16);
-    let pc_seq = g.s.add(pc, len16);
-    let f_branch = flag(g, Flag::Branch);
-    let cond_sel = {
-        let s0 = flag(g, Flag::CondSel0);
-        let s1 = flag(g, Flag::CondSel1);
-        g.s.concat(&[s0, s1])
-    };
-    let cond_is = g.one_hot(cond_sel, 4);
-    let cond_flag = g.s.one_hot(1, &[(cond_is[0], flag_n), (cond_is[1], flag_v), (cond_is[2], flag_c), (cond_is[3], flag_z)]);
-    let cond_value = flag(g, Flag::CondValue);
-    let cond_met = g.s.eq(cond_flag, cond_value);
-    let taken = g.and1(f_branch, cond_met);
-    // The target of a branch: PC + 2 + the signed offset, as one sum (the offset's sign bit weighs -256).
-    let target = {
-        let lo7 = g.s.slice(b1, 0, 7);
-        let sign = g.bit(b1, 7);
-        g.s.sum(16, &[t(pc, 0), t(lo7, 0), SumTerm { node: sign, shift: 7, neg: true }], 2)
-    };
-    let br_cross = {
-        let h1 = g.s.slice(pc_seq, 8, 8);
-        let h2 = g.s.slice(target, 8, 8);
-        g.s.cmp(CmpKind::Ne, h1, h2)
-    };
-    let f_jmp_abs = flag(g, Flag::JmpAbs);
-    let f_jsr = flag(g, Flag::Jsr);
-    let jump_abs = g.or1(f_jmp_abs, f_jsr);
-    let rts_target = g.add_k(ptr16, 1);
-    let rti_target = g.word(p1, p2);
+    let PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target } =
+        pc_targets(g, Decoded { cw, fw }, &state, b1, ptr16, [p1, p2]);
 
     // ---- cycles ----
     let base_cyc = field(g, ctl::CYCLES, 4);
@@ -2166,26 +2247,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     write_run(g, push_base, [w0, w1, w2], count, write_en, ea_veto);
 
     // ---- the boot step: registers from INIT ----
-    let init = |g: &mut Gates, row: u64| {
-        let r = g.k(4, row);
-        g.s.load(mem::INIT, 8, r)
-    };
-    let i_pcl = init(g, init_row::PC_LO);
-    let i_pch = init(g, init_row::PC_HI);
-    let i_pc = g.word(i_pcl, i_pch);
-    let i_a = init(g, init_row::A);
-    let i_x = init(g, init_row::X);
-    let i_y = init(g, init_row::Y);
-    let i_s = init(g, init_row::S);
-    let i_p_raw = init(g, init_row::P);
-    let i_p = {
-        let m = g.k(8, 0xCF);
-        let t = g.s.and(i_p_raw, m);
-        let u = g.k(8, 0x20);
-        g.s.or(t, u)
-    };
-    let i_cyc_bytes: Vec<NodeId> = (0..4).map(|k| init(g, init_row::CYC + k)).collect();
-    let i_cyc = g.s.concat(&i_cyc_bytes);
+    let BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc } = boot_state(g);
 
     // OAM DMA (NES map): a store to $4014 starts it; the step with DMA_ROW = 63 ends it.
     let (dma_start, dma_last, dma_more) = if opts.nes {
