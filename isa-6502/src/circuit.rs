@@ -1731,6 +1731,50 @@ fn pc_targets(g: &mut Gates, dec: Decoded, st: &CpuState6502, b1: NodeId, ptr16:
     PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target }
 }
 
+/// The step's cycle counts.
+struct Cycles {
+    /// A taken branch to another page.
+    br_far: NodeId,
+    /// NES map: port `IO_READ`'s word, the address and (above it) the read's cycle within the instruction.
+    io_read_word: NodeId,
+    /// `CYC` after the instruction: its base cycles, one more for a page crossed by an indexed read, one for a
+    /// taken branch and one more when it lands on another page.
+    cyc_exec: NodeId,
+    /// `CYC` after an interrupt sequence (7 cycles).
+    cyc_int: NodeId,
+}
+
+/// The cycle counts: `crossings` are (mode, page crossed) of the indexed modes (abs,X; abs,Y; (zp),Y), `branch`
+/// is (taken, to another page).
+#[allow(clippy::too_many_arguments)]
+fn cycles(g: &mut Gates, opts: &Mos6502Options, dec: Decoded, cyc: NodeId, crossings: [(NodeId, NodeId); 3], branch: (NodeId, NodeId), f_rmw_mem: NodeId, ea: NodeId) -> Cycles {
+    let (taken, br_cross) = branch;
+    let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
+    let base_cyc = dec.field(g, ctl::CYCLES, 4);
+    let read_op = g.s.bit(dec.cw, ctl::READ_OP);
+    let crossed = {
+        let [(m1, c1), (m2, c2), (m3, c3)] = crossings;
+        let t1 = g.and1(m1, c1);
+        let t2 = g.and1(m2, c2);
+        let t3 = g.and1(m3, c3);
+        let any = g.s.any(&[t1, t2, t3]);
+        g.and1(any, read_op)
+    };
+    let br_far = g.and1(taken, br_cross);
+    // NES map: the cycle of an IO read within its instruction (0: the opcode fetch), for the host to clock its
+    // PPU and APU up to it: a read's last cycle, or a read-modify-write's third from last (the two writes
+    // follow). Port IO_READ carries it above the address.
+    let io_read_word = if opts.nes {
+        let read_cycle = g.s.sum(4, &[t(base_cyc, 0), t(crossed, 0), SumTerm { node: f_rmw_mem, shift: 1, neg: true }], 15);
+        g.s.concat(&[ea, read_cycle])
+    } else {
+        ea
+    };
+    let cyc_exec = g.s.sum(32, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
+    let cyc_int = g.add_k(cyc, 7);
+    Cycles { br_far, io_read_word, cyc_exec, cyc_int }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2117,27 +2161,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         pc_targets(g, Decoded { cw, fw }, &state, b1, ptr16, [p1, p2]);
 
     // ---- cycles ----
-    let base_cyc = field(g, ctl::CYCLES, 4);
-    let read_op = g.s.bit(cw, ctl::READ_OP);
-    let crossed = {
-        let t1 = g.and1(m_abx, cross_abx);
-        let t2 = g.and1(m_aby, cross_aby);
-        let t3 = g.and1(m_izy, cross_izy);
-        let any = g.s.any(&[t1, t2, t3]);
-        g.and1(any, read_op)
-    };
-    let br_far = g.and1(taken, br_cross);
-    // NES map: the cycle of an IO read within its instruction (0: the opcode fetch), for the host to clock its
-    // PPU and APU up to it: a read's last cycle, or a read-modify-write's third from last (the two writes
-    // follow). Port IO_READ carries it above the address.
-    let io_read_word = if opts.nes {
-        let read_cycle = g.s.sum(4, &[t(base_cyc, 0), t(crossed, 0), SumTerm { node: f_rmw_mem, shift: 1, neg: true }], 15);
-        g.s.concat(&[ea, read_cycle])
-    } else {
-        ea
-    };
-    let cyc_exec = g.s.sum(32, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
-    let cyc_int = g.add_k(cyc, 7);
+    let crossings = [(m_abx, cross_abx), (m_aby, cross_aby), (m_izy, cross_izy)];
+    let Cycles { br_far, io_read_word, cyc_exec, cyc_int } = cycles(g, opts, Decoded { cw, fw }, cyc, crossings, (taken, br_cross), f_rmw_mem, ea);
 
     // ---- stores, read-modify-writes and pushes: one write run ----
     let f_store = flag(g, Flag::Store);
