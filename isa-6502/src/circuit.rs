@@ -1775,6 +1775,47 @@ fn cycles(g: &mut Gates, opts: &Mos6502Options, dec: Decoded, cyc: NodeId, cross
     Cycles { br_far, io_read_word, cyc_exec, cyc_int }
 }
 
+/// The read-modify-write stage's results.
+struct RmwStage {
+    /// (select, value) of each variant: ASL, LSR, ROL, ROR, INC, DEC, none (the operand).
+    variants: [(NodeId, NodeId); 7],
+    /// The modified operand (the operand itself when the instruction modifies nothing).
+    value: NodeId,
+    /// The carry a shift or rotate moves out.
+    shift_c: NodeId,
+    /// The ALU's carry in: ROR's out-carry for RRA, else C.
+    alu_cin: NodeId,
+}
+
+/// The read-modify-write stage on `operand` (`flag_c`: the carry before the instruction).
+fn rmw_stage(g: &mut Gates, d: Decoded, operand: NodeId, flag_c: NodeId) -> RmwStage {
+    let rmw = d.field(g, ctl::RMW, 3);
+    let rmw_is = g.one_hot(rmw, 7);
+    let shl = g.s.shift_const(ShiftKind::Shl, operand, 1);
+    let shr = g.s.shift_const(ShiftKind::Shr, operand, 1);
+    // ROL and ROR: the old carry in the free bit, as a sum of disjoint bits (one layer, no OR gate).
+    let rol = {
+        let lo7 = g.s.slice(operand, 0, 7);
+        g.s.concat(&[flag_c, lo7])
+    };
+    let ror = {
+        let hi7 = g.s.slice(operand, 1, 7);
+        g.s.concat(&[hi7, flag_c])
+    };
+    let inc = g.add_k(operand, 1);
+    let dec = g.add_k(operand, 0xFF);
+    let rmw_variants = [(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)];
+    let rmw_val = g.s.one_hot(8, &rmw_variants);
+    let op_b7 = g.bit(operand, 7);
+    let op_b0 = g.bit(operand, 0);
+    let left = g.or1(rmw_is[1], rmw_is[3]);
+    let shift_c = g.s.select(left, op_b7, op_b0);
+    // Carry into the ALU: RRA's ADC takes the carry its ROR moved out.
+    let is_ror = rmw_is[4];
+    let alu_cin = g.s.select(is_ror, op_b0, flag_c);
+    RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -1958,31 +1999,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
 
     // ---- read-modify-write stage ----
-    let rmw = field(g, ctl::RMW, 3);
-    let rmw_is = g.one_hot(rmw, 7);
-    let shl = g.s.shift_const(ShiftKind::Shl, operand, 1);
-    let shr = g.s.shift_const(ShiftKind::Shr, operand, 1);
-    // ROL and ROR: the old carry in the free bit, as a sum of disjoint bits (one layer, no OR gate).
+    let RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin } = rmw_stage(g, Decoded { cw, fw }, operand, flag_c);
     let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
-    let rol = {
-        let lo7 = g.s.slice(operand, 0, 7);
-        g.s.concat(&[flag_c, lo7])
-    };
-    let ror = {
-        let hi7 = g.s.slice(operand, 1, 7);
-        g.s.concat(&[hi7, flag_c])
-    };
-    let inc = g.add_k(operand, 1);
-    let dec = g.add_k(operand, 0xFF);
-    let rmw_variants = [(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)];
-    let rmw_val = g.s.one_hot(8, &rmw_variants);
-    let op_b7 = g.bit(operand, 7);
-    let op_b0 = g.bit(operand, 0);
-    let left = g.or1(rmw_is[1], rmw_is[3]);
-    let shift_c = g.s.select(left, op_b7, op_b0);
-    // Carry into the ALU: RRA's ADC takes the carry its ROR moved out.
-    let is_ror = rmw_is[4];
-    let alu_cin = g.s.select(is_ror, op_b0, flag_c);
 
     // ---- ALU stage on A and the (modified) operand ----
     let alu = field(g, ctl::ALU, 4);
