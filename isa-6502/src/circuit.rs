@@ -1816,6 +1816,91 @@ fn rmw_stage(g: &mut Gates, d: Decoded, operand: NodeId, flag_c: NodeId) -> RmwS
     RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin }
 }
 
+/// The ALU stage's results.
+struct AluStage {
+    /// A AND X (SAX, AXS).
+    ax: NodeId,
+    /// A AND the unmodified operand (ANC, ALR, ARR, BIT).
+    a_and_op: NodeId,
+    is_axs: NodeId,
+    /// The 9-bit adder's low 8 bits, carry out and signed overflow.
+    sum: NodeId,
+    sum_c: NodeId,
+    sum_v: NodeId,
+    /// ARR's result before its flags.
+    arr: NodeId,
+    /// (decoded ALU operation, result) of each operation that writes A, not yet gated by `exec`.
+    cases: Vec<(NodeId, NodeId)>,
+}
+
+/// The ALU stage on A and the (modified) operand: one 9-bit adder for ADC, SBC, the compares and AXS, the
+/// logic operations and the unofficial ones.
+#[allow(clippy::too_many_arguments)]
+fn alu_stage(g: &mut Gates, d: Decoded, [a, x, y]: [NodeId; 3], operand: NodeId, rmw_variants: &[(NodeId, NodeId); 7], rmw_val: NodeId, alu_cin: NodeId, flag_c: NodeId) -> AluStage {
+    let one = g.one;
+    let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
+    let alu = d.field(g, ctl::ALU, 4);
+    let alu_is = g.one_hot(alu, 14);
+    let o = rmw_val;
+    let ax = g.s.and(a, x);
+    let a_or = g.s.or(a, o);
+    let a_and = g.s.and(a, o);
+    // ANC, ALR, ARR and BIT AND the operand itself (no read-modify-write before them): a shorter path.
+    let a_and_op = g.s.and(a, operand);
+    let a_eor = g.s.xor(a, o);
+    // One 9-bit adder: ADC (A + o + C), SBC (A + !o + C), compares (reg + !o + 1), AXS ((A & X) + !o + 1).
+    let is_sbc = alu_is[Alu::Sbc as usize];
+    let is_cmp = alu_is[Alu::Cmp as usize];
+    let is_cpx = alu_is[Alu::Cpx as usize];
+    let is_cpy = alu_is[Alu::Cpy as usize];
+    let is_axs = alu_is[Alu::Axs as usize];
+    let is_adc = alu_is[Alu::Adc as usize];
+    let compare = g.s.any(&[is_cmp, is_cpx, is_cpy, is_axs]);
+    let invert = g.or1(is_sbc, compare);
+    // The adder's operand: the read-modify-write variant, inverted for SBC and the compares, in one select.
+    let addend = {
+        let ni = g.not1(invert);
+        let mut cases = Vec::new();
+        for &(sel, v) in rmw_variants {
+            let plain = g.and1(sel, ni);
+            let inv = g.and1(sel, invert);
+            let nv = g.s.not(v);
+            cases.push((plain, v));
+            cases.push((inv, nv));
+        }
+        g.s.one_hot(8, &cases)
+    };
+    let add_left = g.pick(8, &[(is_cpx, x), (is_cpy, y), (is_axs, ax)], a);
+    let cin = g.s.select(compare, one, alu_cin);
+    let sum9 = g.s.sum(9, &[t(add_left, 0), t(addend, 0), t(cin, 0)], 0);
+    let sum = g.s.slice(sum9, 0, 8);
+    let sum_c = g.bit(sum9, 8);
+    // Signed overflow: both inputs of one sign, the result of the other.
+    let sum_v = {
+        let (a7, d7, s7) = (g.bit(a, 7), g.bit(addend, 7), g.bit(sum, 7));
+        let c = g.s.concat(&[a7, d7, s7]);
+        // (a7, d7, s7) = (0, 0, 1) or (1, 1, 0): one lookup, one layer.
+        let table: Vec<u64> = (0..8u64).map(|i| u64::from(i == 0b100 || i == 0b011)).collect();
+        g.s.lookup(1, table, c)
+    };
+    let alr = g.s.shift_const(ShiftKind::Shr, a_and_op, 1);
+    let arr = {
+        let hi7 = g.s.slice(a_and_op, 1, 7);
+        g.s.concat(&[hi7, flag_c])
+    };
+    let cases = vec![
+        (alu_is[Alu::Ora as usize], a_or),
+        (alu_is[Alu::And as usize], a_and),
+        (alu_is[Alu::Eor as usize], a_eor),
+        (is_adc, sum),
+        (is_sbc, sum),
+        (alu_is[Alu::Anc as usize], a_and_op),
+        (alu_is[Alu::Alr as usize], alr),
+        (alu_is[Alu::Arr as usize], arr),
+    ];
+    AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2000,73 +2085,10 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
 
     // ---- read-modify-write stage ----
     let RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin } = rmw_stage(g, Decoded { cw, fw }, operand, flag_c);
-    let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
 
     // ---- ALU stage on A and the (modified) operand ----
-    let alu = field(g, ctl::ALU, 4);
-    let alu_is = g.one_hot(alu, 14);
-    let o = rmw_val;
-    let ax = g.s.and(a, x);
-    let a_or = g.s.or(a, o);
-    let a_and = g.s.and(a, o);
-    // ANC, ALR, ARR and BIT AND the operand itself (no read-modify-write before them): a shorter path.
-    let a_and_op = g.s.and(a, operand);
-    let a_eor = g.s.xor(a, o);
-    // One 9-bit adder: ADC (A + o + C), SBC (A + !o + C), compares (reg + !o + 1), AXS ((A & X) + !o + 1).
-    let is_sbc = alu_is[Alu::Sbc as usize];
-    let is_cmp = alu_is[Alu::Cmp as usize];
-    let is_cpx = alu_is[Alu::Cpx as usize];
-    let is_cpy = alu_is[Alu::Cpy as usize];
-    let is_axs = alu_is[Alu::Axs as usize];
-    let is_adc = alu_is[Alu::Adc as usize];
-    let compare = g.s.any(&[is_cmp, is_cpx, is_cpy, is_axs]);
-    let invert = g.or1(is_sbc, compare);
-    // The adder's operand: the read-modify-write variant, inverted for SBC and the compares, in one select.
-    let addend = {
-        let ni = g.not1(invert);
-        let mut cases = Vec::new();
-        for &(sel, v) in &rmw_variants {
-            let plain = g.and1(sel, ni);
-            let inv = g.and1(sel, invert);
-            let nv = g.s.not(v);
-            cases.push((plain, v));
-            cases.push((inv, nv));
-        }
-        g.s.one_hot(8, &cases)
-    };
-    let add_left = g.pick(8, &[(is_cpx, x), (is_cpy, y), (is_axs, ax)], a);
-    let cin = g.s.select(compare, one, alu_cin);
-    let sum9 = g.s.sum(9, &[t(add_left, 0), t(addend, 0), t(cin, 0)], 0);
-    let sum = g.s.slice(sum9, 0, 8);
-    let sum_c = g.bit(sum9, 8);
-    // Signed overflow: both inputs of one sign, the result of the other.
-    let sum_v = {
-        let (a7, d7, s7) = (g.bit(a, 7), g.bit(addend, 7), g.bit(sum, 7));
-        let c = g.s.concat(&[a7, d7, s7]);
-        // (a7, d7, s7) = (0, 0, 1) or (1, 1, 0): one lookup, one layer.
-        let table: Vec<u64> = (0..8u64).map(|i| u64::from(i == 0b100 || i == 0b011)).collect();
-        g.s.lookup(1, table, c)
-    };
-    let alr = g.s.shift_const(ShiftKind::Shr, a_and_op, 1);
-    let arr = {
-        let hi7 = g.s.slice(a_and_op, 1, 7);
-        g.s.concat(&[hi7, flag_c])
-    };
-    let alu_cases = |g: &mut Gates| {
-        vec![
-            (alu_is[Alu::Ora as usize], a_or),
-            (alu_is[Alu::And as usize], a_and),
-            (alu_is[Alu::Eor as usize], a_eor),
-            (is_adc, sum),
-            (is_sbc, sum),
-            (alu_is[Alu::Anc as usize], a_and_op),
-            (alu_is[Alu::Alr as usize], alr),
-            (alu_is[Alu::Arr as usize], arr),
-        ]
-        .into_iter()
-        .map(|(s, v)| (g.and1(exec, s), v))
-        .collect::<Vec<_>>()
-    };
+    let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases } = alu_stage(g, Decoded { cw, fw }, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
+    let alu_cases = |g: &mut Gates| cases.iter().map(|&(s, v)| (g.and1(exec, s), v)).collect::<Vec<_>>();
 
     // ---- the registers' instruction cases (each select is exec AND a decoded flag) ----
     let f_load_a = flag(g, Flag::LoadA);
