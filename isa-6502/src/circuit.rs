@@ -1901,6 +1901,102 @@ fn alu_stage(g: &mut Gates, d: Decoded, [a, x, y]: [NodeId; 3], operand: NodeId,
     AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases }
 }
 
+/// The ALU's values the flags read.
+struct AluResults<'c> {
+    sum: NodeId,
+    sum_c: NodeId,
+    sum_v: NodeId,
+    a_and_op: NodeId,
+    arr: NodeId,
+    /// (decoded operation, result) of each ALU operation that writes A, not gated by `exec`.
+    cases: &'c [(NodeId, NodeId)],
+}
+
+/// Each bit of P's cases (C Z I D B 1 V N), each one select of `exec AND` a decoded source, and the decoded CLI
+/// and SEI (the interrupt poll's I).
+struct FlagCases {
+    p_bit_cases: Vec<Vec<(NodeId, NodeId)>>,
+    f_cli: NodeId,
+    f_sei: NodeId,
+}
+
+/// The flags: each bit of P is one select over its sources (N and Z straight from every value an instruction may
+/// set them by: the adder, the operand, the read-modify-write value, the ALU's results, `transfers`; BIT's; the
+/// carries, overflows, CLI/SEI/CLD/SED, and P pulled by PLP and RTI as `p0`).
+fn flag_cases(g: &mut Gates, d: Decoded, exec: NodeId, alu: AluResults, transfers: &[(NodeId, NodeId)], [operand, rmw_val, shift_c, p0]: [NodeId; 4], [f_brk, f_plp, f_rti]: [NodeId; 3]) -> FlagCases {
+    let AluResults { sum, sum_c, sum_v, a_and_op, arr, .. } = alu;
+    let (one, zero) = (g.one, g.zero);
+    let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
+    let nz_src = d.field(g, ctl::NZ, 4);
+    let nz_is = g.one_hot(nz_src, 9);
+    let mut nz_sources: Vec<(NodeId, NodeId)> =
+        vec![(nz_is[Nz::Adder as usize], sum), (nz_is[Nz::Operand as usize], operand), (nz_is[Nz::Rmw as usize], rmw_val)];
+    // AluA: the ALU op's own value; NewX/NewY/NewA: the transfer's or step's source.
+    nz_sources.extend(alu.cases.iter().map(|&(s, v)| (g.and1(exec, s), v)));
+    nz_sources.extend_from_slice(transfers);
+    let (mut z_cases, mut n_cases) = (Vec::new(), Vec::new());
+    for (sel, v) in nz_sources {
+        let e = when(g, sel);
+        let z = g.s.eq_const(v, 0);
+        let n = g.bit(v, 7);
+        z_cases.push((e, z));
+        n_cases.push((e, n));
+    }
+    // BIT: Z from A AND the operand, N from the operand's bit 7.
+    let bit_sel = when(g, nz_is[Nz::Bit as usize]);
+    let bit_z = g.s.eq_const(a_and_op, 0);
+    let o_b7 = g.bit(operand, 7);
+    z_cases.push((bit_sel, bit_z));
+    n_cases.push((bit_sel, o_b7));
+    let c_src = d.field(g, ctl::C, 3);
+    let c_is = g.one_hot(c_src, 8);
+    let a_and_b0 = g.bit(a_and_op, 0);
+    let (arr_b6, arr_b5) = (g.bit(arr, 6), g.bit(arr, 5));
+    let and_b7 = g.bit(a_and_op, 7);
+    let mut c_cases = Vec::new();
+    for (k, v) in [
+        (CarrySrc::Shift, shift_c),
+        (CarrySrc::Adder, sum_c),
+        (CarrySrc::Clear, zero),
+        (CarrySrc::Set, one),
+        (CarrySrc::Bit7, and_b7),
+        (CarrySrc::AndBit0, a_and_b0),
+        (CarrySrc::Bit6, arr_b6),
+    ] {
+        let e = when(g, c_is[k as usize]);
+        c_cases.push((e, v));
+    }
+    let v_src = d.field(g, ctl::V, 3);
+    let v_is = g.one_hot(v_src, 5);
+    let o_b6 = g.bit(operand, 6);
+    let arr_v = g.s.xor(arr_b6, arr_b5);
+    let mut v_cases = Vec::new();
+    for (k, v) in [(OverflowSrc::Adder, sum_v), (OverflowSrc::Operand6, o_b6), (OverflowSrc::Clear, zero), (OverflowSrc::Arr, arr_v)] {
+        let e = when(g, v_is[k as usize]);
+        v_cases.push((e, v));
+    }
+    let f_cli = d.flag(g, Flag::Cli);
+    let f_sei = d.flag(g, Flag::Sei);
+    let f_cld = d.flag(g, Flag::Cld);
+    let f_sed = d.flag(g, Flag::Sed);
+    let i_set = g.or1(f_sei, f_brk);
+    let i_cases = vec![(when(g, f_cli), zero), (when(g, i_set), one)];
+    let d_cases = vec![(when(g, f_cld), zero), (when(g, f_sed), one)];
+    // PLP and RTI: P from the stack, bits 4 and 5 as stored (B = 0, 1).
+    let pulls_p = {
+        let f = g.or1(f_plp, f_rti);
+        when(g, f)
+    };
+    let mut p_bit_cases: Vec<Vec<(NodeId, NodeId)>> = vec![c_cases, z_cases, i_cases, d_cases, vec![], vec![], v_cases, n_cases];
+    for (b, cases) in p_bit_cases.iter_mut().enumerate() {
+        if b != 4 && b != 5 {
+            let pulled = g.bit(p0, b as u32);
+            cases.push((pulls_p, pulled));
+        }
+    }
+    FlagCases { p_bit_cases, f_cli, f_sei }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2087,8 +2183,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin } = rmw_stage(g, Decoded { cw, fw }, operand, flag_c);
 
     // ---- ALU stage on A and the (modified) operand ----
-    let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases } = alu_stage(g, Decoded { cw, fw }, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
-    let alu_cases = |g: &mut Gates| cases.iter().map(|&(s, v)| (g.and1(exec, s), v)).collect::<Vec<_>>();
+    let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases: alu_cases_ungated } = alu_stage(g, Decoded { cw, fw }, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
+    let alu_cases = |g: &mut Gates| alu_cases_ungated.iter().map(|&(s, v)| (g.and1(exec, s), v)).collect::<Vec<_>>();
 
     // ---- the registers' instruction cases (each select is exec AND a decoded flag) ----
     let f_load_a = flag(g, Flag::LoadA);
@@ -2126,75 +2222,10 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
 
     // ---- flags: each bit of P is one select over its sources (N and Z straight from every value an
     // instruction may set them by), so no intermediate "new P" is formed ----
-    let nz_src = field(g, ctl::NZ, 4);
-    let nz_is = g.one_hot(nz_src, 9);
-    let mut nz_sources: Vec<(NodeId, NodeId)> =
-        vec![(nz_is[Nz::Adder as usize], sum), (nz_is[Nz::Operand as usize], operand), (nz_is[Nz::Rmw as usize], rmw_val)];
-    // AluA: the ALU op's own value; NewX/NewY/NewA: the transfer's or step's source.
-    nz_sources.extend(alu_cases(g));
-    for (f, v) in [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)] {
-        nz_sources.push((f, v));
-    }
-    let (mut z_cases, mut n_cases) = (Vec::new(), Vec::new());
-    for (sel, v) in nz_sources {
-        let e = when(g, sel);
-        let z = g.s.eq_const(v, 0);
-        let n = g.bit(v, 7);
-        z_cases.push((e, z));
-        n_cases.push((e, n));
-    }
-    // BIT: Z from A AND the operand, N from the operand's bit 7.
-    let bit_sel = when(g, nz_is[Nz::Bit as usize]);
-    let bit_z = g.s.eq_const(a_and_op, 0);
-    let o_b7 = g.bit(operand, 7);
-    z_cases.push((bit_sel, bit_z));
-    n_cases.push((bit_sel, o_b7));
-    let c_src = field(g, ctl::C, 3);
-    let c_is = g.one_hot(c_src, 8);
-    let a_and_b0 = g.bit(a_and_op, 0);
-    let (arr_b6, arr_b5) = (g.bit(arr, 6), g.bit(arr, 5));
-    let and_b7 = g.bit(a_and_op, 7);
-    let mut c_cases = Vec::new();
-    for (k, v) in [
-        (CarrySrc::Shift, shift_c),
-        (CarrySrc::Adder, sum_c),
-        (CarrySrc::Clear, zero),
-        (CarrySrc::Set, one),
-        (CarrySrc::Bit7, and_b7),
-        (CarrySrc::AndBit0, a_and_b0),
-        (CarrySrc::Bit6, arr_b6),
-    ] {
-        let e = when(g, c_is[k as usize]);
-        c_cases.push((e, v));
-    }
-    let v_src = field(g, ctl::V, 3);
-    let v_is = g.one_hot(v_src, 5);
-    let o_b6 = g.bit(operand, 6);
-    let arr_v = g.s.xor(arr_b6, arr_b5);
-    let mut v_cases = Vec::new();
-    for (k, v) in [(OverflowSrc::Adder, sum_v), (OverflowSrc::Operand6, o_b6), (OverflowSrc::Clear, zero), (OverflowSrc::Arr, arr_v)] {
-        let e = when(g, v_is[k as usize]);
-        v_cases.push((e, v));
-    }
-    let f_cli = flag(g, Flag::Cli);
-    let f_sei = flag(g, Flag::Sei);
-    let f_cld = flag(g, Flag::Cld);
-    let f_sed = flag(g, Flag::Sed);
-    let i_set = g.or1(f_sei, f_brk);
-    let i_cases = vec![(when(g, f_cli), zero), (when(g, i_set), one)];
-    let d_cases = vec![(when(g, f_cld), zero), (when(g, f_sed), one)];
-    // PLP and RTI: P from the stack, bits 4 and 5 as stored (B = 0, 1).
-    let pulls_p = {
-        let f = g.or1(f_plp, f_rti);
-        when(g, f)
-    };
-    let mut p_bit_cases: Vec<Vec<(NodeId, NodeId)>> = vec![c_cases, z_cases, i_cases, d_cases, vec![], vec![], v_cases, n_cases];
-    for (b, cases) in p_bit_cases.iter_mut().enumerate() {
-        if b != 4 && b != 5 {
-            let pulled = g.bit(p0, b as u32);
-            cases.push((pulls_p, pulled));
-        }
-    }
+    let transfers = [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)];
+    let alu = AluResults { sum, sum_c, sum_v, a_and_op, arr, cases: &alu_cases_ungated };
+    let FlagCases { p_bit_cases, f_cli, f_sei } =
+        flag_cases(g, Decoded { cw, fw }, exec, alu, &transfers, [operand, rmw_val, shift_c, p0], [f_brk, f_plp, f_rti]);
 
     // ---- program counter ----
     let PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target } =
