@@ -1997,6 +1997,164 @@ fn flag_cases(g: &mut Gates, d: Decoded, exec: NodeId, alu: AluResults, transfer
     FlagCases { p_bit_cases, f_cli, f_sei }
 }
 
+/// What the write run reads besides the registers.
+struct WriteInputs {
+    /// The operand's high byte (SHX/SHY store the register AND it + 1).
+    b2: NodeId,
+    /// A AND X (SAX).
+    ax: NodeId,
+    /// (mode, page crossed) of abs,X and abs,Y: a page-crossing SHX/SHY writes at its value's page.
+    crossings: [(NodeId, NodeId); 2],
+    /// The effective address, and (NES map) its compact memory address.
+    ea: NodeId,
+    ea_mem: NodeId,
+    /// The instruction completes this step; an interrupt sequence is taken instead; it is an NMI or IRQ
+    /// sequence (three pushes).
+    go: NodeId,
+    take_int: NodeId,
+    int_seq: NodeId,
+    f_rmw_mem: NodeId,
+    /// NES map: `ea` is an IO register; `ea` is in $8000-$FFFF.
+    io: NodeId,
+    rom: NodeId,
+    f_jsr: NodeId,
+    f_brk: NodeId,
+    /// The read-modify-write's value.
+    rmw_val: NodeId,
+    /// The constant 1 (8 bits): the stack's page in the flat map.
+    one8: NodeId,
+}
+
+/// What the rest of the machine reads from the write stage.
+struct Writes {
+    f_store: NodeId,
+    /// The value a store writes (A, X, Y, A AND X, or SHX/SHY's).
+    store_val: NodeId,
+    /// (port kind: 1 console, 2 exit; enable) of the configured store ports.
+    port_writes: Vec<(u32, NodeId)>,
+    /// The exit port's enable, when configured.
+    exits: Option<NodeId>,
+    /// A store or a read-modify-write to memory.
+    writes_ea: NodeId,
+    /// A store or read-modify-write to an IO register or (NES map) the ROM: the host's.
+    io_write: NodeId,
+}
+
+/// Stores, read-modify-writes and pushes: one write run of up to three bytes (a store's or read-modify-write's
+/// byte, PHA/PHP's, JSR's two, BRK's and an interrupt's three), vetoed where the byte goes to a port, an IO
+/// register or ROM.
+fn writes(g: &mut Gates, opts: &Mos6502Options, d: Decoded, st: &CpuState6502, w: WriteInputs) -> Writes {
+    let CpuState6502 { pc, a, x, y, sp, p, .. } = *st;
+    let WriteInputs { b2, ax, crossings, ea, ea_mem, go, take_int, int_seq, f_rmw_mem, io, rom, f_jsr, f_brk, rmw_val, one8 } = w;
+    let [(m_abx, cross_abx), (m_aby, cross_aby)] = crossings;
+    let f_store = d.flag(g, Flag::Store);
+    let f_store_x = d.flag(g, Flag::StoreX);
+    let f_store_y = d.flag(g, Flag::StoreY);
+    let f_store_ax = d.flag(g, Flag::StoreAx);
+    let f_pha = d.flag(g, Flag::Pha);
+    let f_php = d.flag(g, Flag::Php);
+    let f_store_high = d.flag(g, Flag::StoreHigh);
+    let store_val = {
+        // SHY / SHX store the register AND (the base's high byte + 1).
+        let hi1 = g.add_k(b2, 1);
+        let (xh, yh) = (g.s.and(x, hi1), g.s.and(y, hi1));
+        let c = g.s.concat(&[f_store_x, f_store_y, f_store_high]);
+        let (sx, sy, shx, shy) = (g.s.eq_const(c, 0b001), g.s.eq_const(c, 0b010), g.s.eq_const(c, 0b101), g.s.eq_const(c, 0b110));
+        g.pick(8, &[(sx, x), (sy, y), (f_store_ax, ax), (shx, xh), (shy, yh)], a)
+    };
+    // Where a page-crossing SHY / SHX writes: the stored value is the address's high byte.
+    let sh_cross = {
+        let crossed = g.s.one_hot(1, &[(m_abx, cross_abx), (m_aby, cross_aby)]);
+        g.and1(f_store_high, crossed)
+    };
+    let ea_sh = {
+        let lo = g.s.slice(ea, 0, 8);
+        g.word(lo, store_val)
+    };
+    let mut diverted = Vec::new();
+    let mut port_writes = Vec::new();
+    let mut exits = None;
+    for (addr, kind) in [(opts.console, 1), (opts.exit, 2)] {
+        if let Some(addr) = addr {
+            let hit = g.s.eq_const(ea, u64::from(addr));
+            let st = g.and1(f_store, hit);
+            let en = g.and1(go, st);
+            diverted.push(st);
+            port_writes.push((kind, en));
+            if kind == 2 {
+                exits = Some(en);
+            }
+        }
+    }
+    // Stores and read-modify-writes reach memory unless diverted to a port, an IO register or ROM.
+    let writes_ea = g.or1(f_store, f_rmw_mem);
+    // A store or read-modify-write whose byte goes to a port, an IO register or ROM writes no memory: a veto
+    // on the write run's enables, so that the run's byte count does not wait for the address.
+    let ea_veto = {
+        diverted.push(io);
+        diverted.push(rom);
+        let d = g.s.any(&diverted);
+        let ni = g.not1(take_int);
+        let c = g.s.concat(&[writes_ea, d, ni]);
+        g.s.eq_const(c, 0b111)
+    };
+    // An IO register's store, or (NES map) a store to the ROM: the cartridge's mapper registers, the host's.
+    let io_write = {
+        let to_host = g.or1(io, rom);
+        let t = g.and1(writes_ea, to_host);
+        g.and1(go, t)
+    };
+    let pushed_p = {
+        let bu = g.k(8, 0x30);
+        g.s.or(p, bu)
+    };
+    let pc2 = g.add_k(pc, 2);
+    let ret_lo = g.s.slice(pc2, 0, 8);
+    let ret_hi = g.s.slice(pc2, 8, 8);
+    let pc_lo = g.s.slice(pc, 0, 8);
+    let pc_hi = g.s.slice(pc, 8, 8);
+    let jsr_brk = g.or1(f_jsr, f_brk);
+    let (st_store, st_rmw) = {
+        let nt = g.not1(take_int);
+        let s1 = g.and1(f_store, nt);
+        let s2 = g.and1(f_rmw_mem, nt);
+        (s1, s2)
+    };
+    let nt = g.not1(take_int);
+    let pha = g.and1(f_pha, nt);
+    let php = g.and1(f_php, nt);
+    let jsr_brk_i = g.and1(jsr_brk, nt);
+    let brk_i = g.and1(f_brk, nt);
+    let w0 = g.s.one_hot(8, &[(st_store, store_val), (st_rmw, rmw_val), (pha, a), (php, pushed_p), (jsr_brk_i, ret_hi), (int_seq, pc_hi)]);
+    let w1 = g.s.one_hot(8, &[(jsr_brk_i, ret_lo), (int_seq, pc_lo)]);
+    let w2 = g.s.one_hot(8, &[(brk_i, pushed_p), (int_seq, p)]);
+    let one_byte = g.s.any(&[writes_ea, f_pha, f_php]);
+    let count = {
+        let (c1, c2, c3, c0) = (g.k(2, 1), g.k(2, 2), g.k(2, 3), g.k(2, 0));
+        let jsr = g.and1(f_jsr, nt);
+        let brk_or_int = g.or1(brk_i, int_seq);
+        let one_b = g.and1(one_byte, nt);
+        g.pick(2, &[(one_b, c1), (jsr, c2), (brk_or_int, c3)], c0)
+    };
+    // NES map: the stack page at its compact address (RAM at 0x2000).
+    let stack_base = if opts.nes {
+        let page = g.k(8, 0x21);
+        g.word(sp, page)
+    } else {
+        g.word(sp, one8)
+    };
+    let ea_sh = if opts.nes { nes_compact(g, ea_sh) } else { ea_sh };
+    let push_base = {
+        let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, int_seq]);
+        let c = g.s.concat(&[pushes, sh_cross]);
+        let (plain, high) = (g.s.eq_const(c, 0b00), g.s.eq_const(c, 0b10));
+        g.s.one_hot(16, &[(pushes, stack_base), (plain, ea_mem), (high, ea_sh)])
+    };
+    let write_en = g.or1(go, take_int);
+    write_run(g, push_base, [w0, w1, w2], count, write_en, ea_veto);
+    Writes { f_store, store_val, port_writes, exits, writes_ea, io_write }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2236,111 +2394,24 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let Cycles { br_far, io_read_word, cyc_exec, cyc_int } = cycles(g, opts, Decoded { cw, fw }, cyc, crossings, (taken, br_cross), f_rmw_mem, ea);
 
     // ---- stores, read-modify-writes and pushes: one write run ----
-    let f_store = flag(g, Flag::Store);
-    let f_store_x = flag(g, Flag::StoreX);
-    let f_store_y = flag(g, Flag::StoreY);
-    let f_store_ax = flag(g, Flag::StoreAx);
-    let f_pha = flag(g, Flag::Pha);
-    let f_php = flag(g, Flag::Php);
-    let f_store_high = flag(g, Flag::StoreHigh);
-    let store_val = {
-        // SHY / SHX store the register AND (the base's high byte + 1).
-        let hi1 = g.add_k(b2, 1);
-        let (xh, yh) = (g.s.and(x, hi1), g.s.and(y, hi1));
-        let c = g.s.concat(&[f_store_x, f_store_y, f_store_high]);
-        let (sx, sy, shx, shy) = (g.s.eq_const(c, 0b001), g.s.eq_const(c, 0b010), g.s.eq_const(c, 0b101), g.s.eq_const(c, 0b110));
-        g.pick(8, &[(sx, x), (sy, y), (f_store_ax, ax), (shx, xh), (shy, yh)], a)
+    let bus = WriteInputs {
+        b2,
+        ax,
+        crossings: [(m_abx, cross_abx), (m_aby, cross_aby)],
+        ea,
+        ea_mem,
+        go,
+        take_int,
+        int_seq,
+        f_rmw_mem,
+        io,
+        rom,
+        f_jsr,
+        f_brk,
+        rmw_val,
+        one8,
     };
-    // Where a page-crossing SHY / SHX writes: the stored value is the address's high byte.
-    let sh_cross = {
-        let crossed = g.s.one_hot(1, &[(m_abx, cross_abx), (m_aby, cross_aby)]);
-        g.and1(f_store_high, crossed)
-    };
-    let ea_sh = {
-        let lo = g.s.slice(ea, 0, 8);
-        g.word(lo, store_val)
-    };
-    let mut diverted = Vec::new();
-    let mut port_writes = Vec::new();
-    let mut exits = None;
-    for (addr, kind) in [(opts.console, 1), (opts.exit, 2)] {
-        if let Some(addr) = addr {
-            let hit = g.s.eq_const(ea, u64::from(addr));
-            let st = g.and1(f_store, hit);
-            let en = g.and1(go, st);
-            diverted.push(st);
-            port_writes.push((kind, en));
-            if kind == 2 {
-                exits = Some(en);
-            }
-        }
-    }
-    // Stores and read-modify-writes reach memory unless diverted to a port, an IO register or ROM.
-    let writes_ea = g.or1(f_store, f_rmw_mem);
-    // A store or read-modify-write whose byte goes to a port, an IO register or ROM writes no memory: a veto
-    // on the write run's enables, so that the run's byte count does not wait for the address.
-    let ea_veto = {
-        diverted.push(io);
-        diverted.push(rom);
-        let d = g.s.any(&diverted);
-        let ni = g.not1(take_int);
-        let c = g.s.concat(&[writes_ea, d, ni]);
-        g.s.eq_const(c, 0b111)
-    };
-    // An IO register's store, or (NES map) a store to the ROM: the cartridge's mapper registers, the host's.
-    let io_write = {
-        let to_host = g.or1(io, rom);
-        let t = g.and1(writes_ea, to_host);
-        g.and1(go, t)
-    };
-    let pushed_p = {
-        let bu = g.k(8, 0x30);
-        g.s.or(p, bu)
-    };
-    let pc2 = g.add_k(pc, 2);
-    let ret_lo = g.s.slice(pc2, 0, 8);
-    let ret_hi = g.s.slice(pc2, 8, 8);
-    let pc_lo = g.s.slice(pc, 0, 8);
-    let pc_hi = g.s.slice(pc, 8, 8);
-    let jsr_brk = g.or1(f_jsr, f_brk);
-    let (st_store, st_rmw) = {
-        let nt = g.not1(take_int);
-        let s1 = g.and1(f_store, nt);
-        let s2 = g.and1(f_rmw_mem, nt);
-        (s1, s2)
-    };
-    let nt = g.not1(take_int);
-    let pha = g.and1(f_pha, nt);
-    let php = g.and1(f_php, nt);
-    let jsr_brk_i = g.and1(jsr_brk, nt);
-    let brk_i = g.and1(f_brk, nt);
-    let w0 = g.s.one_hot(8, &[(st_store, store_val), (st_rmw, rmw_val), (pha, a), (php, pushed_p), (jsr_brk_i, ret_hi), (int_seq, pc_hi)]);
-    let w1 = g.s.one_hot(8, &[(jsr_brk_i, ret_lo), (int_seq, pc_lo)]);
-    let w2 = g.s.one_hot(8, &[(brk_i, pushed_p), (int_seq, p)]);
-    let one_byte = g.s.any(&[writes_ea, f_pha, f_php]);
-    let count = {
-        let (c1, c2, c3, c0) = (g.k(2, 1), g.k(2, 2), g.k(2, 3), g.k(2, 0));
-        let jsr = g.and1(f_jsr, nt);
-        let brk_or_int = g.or1(brk_i, int_seq);
-        let one_b = g.and1(one_byte, nt);
-        g.pick(2, &[(one_b, c1), (jsr, c2), (brk_or_int, c3)], c0)
-    };
-    // NES map: the stack page at its compact address (RAM at 0x2000).
-    let stack_base = if opts.nes {
-        let page = g.k(8, 0x21);
-        g.word(sp, page)
-    } else {
-        g.word(sp, one8)
-    };
-    let ea_sh = if opts.nes { nes_compact(g, ea_sh) } else { ea_sh };
-    let push_base = {
-        let pushes = g.s.any(&[f_pha, f_php, f_jsr, f_brk, int_seq]);
-        let c = g.s.concat(&[pushes, sh_cross]);
-        let (plain, high) = (g.s.eq_const(c, 0b00), g.s.eq_const(c, 0b10));
-        g.s.one_hot(16, &[(pushes, stack_base), (plain, ea_mem), (high, ea_sh)])
-    };
-    let write_en = g.or1(go, take_int);
-    write_run(g, push_base, [w0, w1, w2], count, write_en, ea_veto);
+    let Writes { f_store, store_val, port_writes, exits, writes_ea, io_write } = writes(g, opts, Decoded { cw, fw }, &state, bus);
 
     // ---- the boot step: registers from INIT ----
     let BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc } = boot_state(g);
