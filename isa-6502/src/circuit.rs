@@ -1502,6 +1502,7 @@ fn cpu_state(g: &mut Gates) -> CpuState6502 {
 
 /// What the step does: boot, stop, wait for an IO answer or copy DMA bytes (NES map), take an interrupt (its
 /// cases, one equality each) or run an instruction.
+#[derive(Clone, Copy)]
 struct StepKind {
     booting: NodeId,
     stopping: NodeId,
@@ -2155,6 +2156,45 @@ fn writes(g: &mut Gates, opts: &Mos6502Options, d: Decoded, st: &CpuState6502, w
     Writes { f_store, store_val, port_writes, exits, writes_ea, io_write }
 }
 
+/// POLL: where the next boundary's poll looks. An instruction: 1 after a taken branch on its page, 2 after
+/// BRK, else 0; an NMI sequence or a hijack 3, an IRQ sequence 2; the first DMA step polls as the store that
+/// started it would have (4 when it sees an interrupt, else 3); boot 0; else (stall, waiting, DMA) kept.
+/// `instr` is (a taken branch, to another page, BRK, the instruction completes); `dma_row` the DMA's next row.
+fn poll_next(g: &mut Gates, opts: &Mos6502Options, st: &CpuState6502, kind: &StepKind, instr: [NodeId; 4], dma_row: NodeId) -> NodeId {
+    let CpuState6502 { nmi_in, nmi_pend, poll, .. } = *st;
+    let StepKind { booting, nmi_vector, int_seq, dma_step, .. } = *kind;
+    let [taken, br_far, f_brk, exec] = instr;
+    let k = |g: &mut Gates, v: u64| g.k(3, v);
+    let (k0, k1, k2, k3, k4) = (k(g, 0), k(g, 1), k(g, 2), k(g, 3), k(g, 4));
+    let near = g.not1(br_far);
+    let early = g.and1(taken, near);
+    let instr_poll = g.pick(3, &[(early, k1), (f_brk, k2)], k0);
+    let irq_only = {
+        let c = g.s.concat(&[int_seq, nmi_vector]);
+        g.s.eq_const(c, 0b01)
+    };
+    let mut cases = vec![(booting, k0), (nmi_vector, k3), (irq_only, k2), (exec, instr_poll)];
+    if opts.nes {
+        // The first DMA step: the store's poll (POLL 0 or 1) over this boundary's lines.
+        let first = {
+            let c = g.s.concat(&[dma_step, dma_row]);
+            g.s.eq_const(c, 1)
+        };
+        let c = g.s.concat(&[nmi_in, nmi_pend, poll]);
+        let mut hits = irq_hits(g, st, &[]);
+        for tail in 0..128u64 {
+            let (age, pend, kind) = (tail & 7, (tail >> 3) & 1 == 1, tail >> 4);
+            if age <= u64::from(crate::Lines::NMI_AGE_MAX) && kind <= 1 && nmi_seen(kind, age, pend) == Some(true) {
+                hits.push(g.s.eq_const(c, tail));
+            }
+        }
+        let sees = g.s.any(&hits);
+        let due = g.s.select(sees, k4, k3);
+        cases.push((first, due));
+    }
+    g.pick(3, &cases, poll)
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2169,10 +2209,11 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
 
     // ---- state ----
     let state = cpu_state(g);
-    let CpuState6502 { pc, a, x, y, sp, p, cyc, nmi_pend, poll, nmi_in, flag_c, flag_i, .. } = state;
+    let CpuState6502 { pc, a, x, y, sp, p, cyc, nmi_pend, nmi_in, flag_c, flag_i, .. } = state;
 
     // ---- step kind: boot, stop, interrupt, instruction ----
-    let StepKind { booting, stopping, waiting, dma, int_seq, take_int, nmi_vector, instr, dma_step } = step_kind(g, opts, &state);
+    let kind = step_kind(g, opts, &state);
+    let StepKind { booting, stopping, waiting, dma, int_seq, take_int, nmi_vector, instr, dma_step } = kind;
     if opts.nes {
         g.prg = opts.prg;
         g.prg_regs = prg_bank_registers(g.s, opts.prg);
@@ -2511,40 +2552,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let keep = g.not1(clear);
         g.and1(keep, joined)
     };
-    // POLL: where the next boundary's poll looks. An instruction: 1 after a taken branch on its page, 2 after
-    // BRK, else 0; an NMI sequence or a hijack 3, an IRQ sequence 2; the first DMA step polls as the store that
-    // started it would have (4 when it sees an interrupt, else 3); boot 0; else (stall, waiting, DMA) kept.
-    let poll_next = {
-        let k = |g: &mut Gates, v: u64| g.k(3, v);
-        let (k0, k1, k2, k3, k4) = (k(g, 0), k(g, 1), k(g, 2), k(g, 3), k(g, 4));
-        let near = g.not1(br_far);
-        let early = g.and1(taken, near);
-        let instr_poll = g.pick(3, &[(early, k1), (f_brk, k2)], k0);
-        let irq_only = {
-            let c = g.s.concat(&[int_seq, nmi_vector]);
-            g.s.eq_const(c, 0b01)
-        };
-        let mut cases = vec![(booting, k0), (nmi_vector, k3), (irq_only, k2), (exec, instr_poll)];
-        if opts.nes {
-            // The first DMA step: the store's poll (POLL 0 or 1) over this boundary's lines.
-            let first = {
-                let c = g.s.concat(&[dma_step, dma_row]);
-                g.s.eq_const(c, 1)
-            };
-            let c = g.s.concat(&[nmi_in, nmi_pend, poll]);
-            let mut hits = irq_hits(g, &state, &[]);
-            for tail in 0..128u64 {
-                let (age, pend, kind) = (tail & 7, (tail >> 3) & 1 == 1, tail >> 4);
-                if age <= u64::from(crate::Lines::NMI_AGE_MAX) && kind <= 1 && nmi_seen(kind, age, pend) == Some(true) {
-                    hits.push(g.s.eq_const(c, tail));
-                }
-            }
-            let sees = g.s.any(&hits);
-            let due = g.s.select(sees, k4, k3);
-            cases.push((first, due));
-        }
-        g.pick(3, &cases, poll)
-    };
+    let poll_next = poll_next(g, opts, &state, &kind, [taken, br_far, f_brk, exec], dma_row);
     let prg_regs = g.prg_regs.clone();
     // NES map: the step stores to $8000-$FFFF (the mapper's registers).
     let rom_store = if opts.nes {
