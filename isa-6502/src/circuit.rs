@@ -2195,6 +2195,84 @@ fn poll_next(g: &mut Gates, opts: &Mos6502Options, st: &CpuState6502, kind: &Ste
     g.pick(3, &cases, poll)
 }
 
+/// Level C: the effective address and the byte read there.
+struct DataRead {
+    /// The effective address (16 bits; 0 in a mode without one), and its address in the byte banks (the NES
+    /// map's compact one).
+    ea: NodeId,
+    ea_mem: NodeId,
+    /// NES map: `ea` is an IO register (PPU, APU and pads, expansion area); `ea` is in $8000-$FFFF.
+    io: NodeId,
+    rom: NodeId,
+    /// NES map: the read (banks, PRG ROM words, selects).
+    nes_data: Option<NesRead>,
+    /// The four banks' words at `ea`'s row.
+    dwords: [NodeId; 4],
+    /// The operand: the immediate byte, A, the host's IO answer, or the byte at `ea`.
+    operand: NodeId,
+}
+
+/// Level C: the effective address from the modes' cases (`ea_cases`: mode select, address), the data read
+/// there, and the operand (`[m_imm, m_acc]`: the immediate and accumulator modes, which read `b1` and `a`).
+fn data_read(g: &mut Gates, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)], [m_imm, m_acc]: [NodeId; 2], a: NodeId, b1: NodeId) -> DataRead {
+    let zero = g.zero;
+    // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
+    let ea = g.s.one_hot(16, ea_cases);
+    // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
+    let (ea_mem, io, rom, io_parts) = if opts.nes {
+        // The IO registers: the PPU's at $2000-$3FFF, the APU's and pads' at $4000-$401F, and the cartridge's
+        // expansion area up to $5FFF (open bus on these boards: the host answers).
+        let hi3 = g.s.slice(ea, 13, 3);
+        let ea_mem = nes_compact(g, ea);
+        let is_ppu = g.s.eq_const(hi3, 1);
+        let is_apu = g.s.eq_const(hi3, 2);
+        (ea_mem, g.or1(is_ppu, is_apu), g.bit(ea, 15), vec![is_ppu, is_apu])
+    } else {
+        (ea, zero, zero, vec![])
+    };
+    // NES map: RAM, PRG RAM and ROM read in one level (the memory modes only: the immediate and A take no
+    // memory select).
+    let nes_data = opts.nes.then(|| {
+        let c = g.s.concat(&[m_imm, m_acc]);
+        let mem_mode = g.s.eq_const(c, 0);
+        nes_read_run_of(g, &[(mem_mode, ea)], 1, false)
+    });
+    let dwords = match &nes_data {
+        Some(r) => r.banks,
+        None => read_banks(g, ea_mem, 1, false).0,
+    };
+    // The operand: the immediate byte, A, the host's IO answer, or the byte of the bank `ea % 4` names (one
+    // select).
+    let operand = {
+        let mut cases = vec![(m_imm, b1), (m_acc, a)];
+        if let Some(r) = &nes_data {
+            cases.extend(nes_byte_cases(g, &r.banks, r.prg, &r.ram_is, &r.rom_is, 0));
+        } else {
+            // Each select is one equality over the address's low bits and the mode.
+            let ea_lo2 = g.s.slice(ea, 0, 2);
+            let c = g.s.concat(&[ea_lo2, m_imm, m_acc]);
+            let mut c_cases = vec![(m_imm, b1), (m_acc, a)];
+            for (k, &word) in dwords.iter().enumerate() {
+                let sel = g.s.eq_const(c, k as u64);
+                c_cases.push((sel, word));
+            }
+            cases = c_cases;
+        }
+        if opts.nes {
+            // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer.
+            let io_data = g.s.input(input::IO_DATA, 8);
+            let mut parts = vec![m_imm, m_acc];
+            parts.extend(&io_parts);
+            let c4 = g.s.concat(&parts);
+            let table: Vec<u64> = (0..16u64).map(|i| u64::from(i & 3 == 0 && (i >> 2 == 1 || i >> 2 == 2))).collect();
+            let sel = g.s.lookup(1, table, c4);
+            cases.push((sel, io_data));
+        }
+        g.s.one_hot(8, &cases)
+    };
+    DataRead { ea, ea_mem, io, rom, nes_data, dwords, operand }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2305,60 +2383,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         let ea_dma = g.s.concat(&[z2, dma_row, dma_page]);
         ea_cases.push((dma_step, ea_dma));
     }
-    // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
-    let ea = g.s.one_hot(16, &ea_cases);
-    // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
-    let (ea_mem, io, rom, io_parts) = if opts.nes {
-        // The IO registers: the PPU's at $2000-$3FFF, the APU's and pads' at $4000-$401F, and the cartridge's
-        // expansion area up to $5FFF (open bus on these boards: the host answers).
-        let hi3 = g.s.slice(ea, 13, 3);
-        let ea_mem = nes_compact(g, ea);
-        let is_ppu = g.s.eq_const(hi3, 1);
-        let is_apu = g.s.eq_const(hi3, 2);
-        (ea_mem, g.or1(is_ppu, is_apu), g.bit(ea, 15), vec![is_ppu, is_apu])
-    } else {
-        (ea, zero, zero, vec![])
-    };
-    // NES map: RAM, PRG RAM and ROM read in one level (the memory modes only: the immediate and A take no
-    // memory select).
-    let nes_data = opts.nes.then(|| {
-        let c = g.s.concat(&[m_imm, m_acc]);
-        let mem_mode = g.s.eq_const(c, 0);
-        nes_read_run_of(g, &[(mem_mode, ea)], 1, false)
-    });
-    let dwords = match &nes_data {
-        Some(r) => r.banks,
-        None => read_banks(g, ea_mem, 1, false).0,
-    };
-    // The operand: the immediate byte, A, the host's IO answer, or the byte of the bank `ea % 4` names (one
-    // select).
-    let operand = {
-        let mut cases = vec![(m_imm, b1), (m_acc, a)];
-        if let Some(r) = &nes_data {
-            cases.extend(nes_byte_cases(g, &r.banks, r.prg, &r.ram_is, &r.rom_is, 0));
-        } else {
-            // Each select is one equality over the address's low bits and the mode.
-            let ea_lo2 = g.s.slice(ea, 0, 2);
-            let c = g.s.concat(&[ea_lo2, m_imm, m_acc]);
-            let mut c_cases = vec![(m_imm, b1), (m_acc, a)];
-            for (k, &word) in dwords.iter().enumerate() {
-                let sel = g.s.eq_const(c, k as u64);
-                c_cases.push((sel, word));
-            }
-            cases = c_cases;
-        }
-        if opts.nes {
-            // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer.
-            let io_data = g.s.input(input::IO_DATA, 8);
-            let mut parts = vec![m_imm, m_acc];
-            parts.extend(&io_parts);
-            let c4 = g.s.concat(&parts);
-            let table: Vec<u64> = (0..16u64).map(|i| u64::from(i & 3 == 0 && (i >> 2 == 1 || i >> 2 == 2))).collect();
-            let sel = g.s.lookup(1, table, c4);
-            cases.push((sel, io_data));
-        }
-        g.s.one_hot(8, &cases)
-    };
+    let DataRead { ea, ea_mem, io, rom, nes_data, dwords, operand } = data_read(g, opts, &ea_cases, [m_imm, m_acc], a, b1);
 
     // NES map: an instruction that reads an IO register first asks the host (port IO_READ) and changes
     // nothing else (a stall); the next step, waiting, runs it with the answer. From here on `exec` is an
