@@ -2273,6 +2273,60 @@ fn data_read(g: &mut Gates, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)]
     DataRead { ea, ea_mem, io, rom, nes_data, dwords, operand }
 }
 
+/// The instruction cases of A, X and Y (each select `exec AND` a decoded flag), S's moved value and TXS's flag,
+/// and the transfers and steps whose values set N and Z.
+struct RegisterCases {
+    a_cases: Vec<(NodeId, NodeId)>,
+    x_cases: Vec<(NodeId, NodeId)>,
+    y_cases: Vec<(NodeId, NodeId)>,
+    /// S plus the instruction's stack delta (pushes and pulls).
+    s_moved: NodeId,
+    f_txs: NodeId,
+    /// (decoded flag, value) of TAX, TSX, INX, DEX, TAY, INY, DEY, TXA, TYA, PLA.
+    transfers: [(NodeId, NodeId); 10],
+}
+
+/// The registers' instruction cases: loads, transfers, increments, the ALU's results (`alu_cases`, ungated),
+/// the read-modify-write on A, PLA (`p0`), AXS (`sum`).
+fn register_cases(g: &mut Gates, d: Decoded, exec: NodeId, st: &CpuState6502, alu_cases: &[(NodeId, NodeId)], [operand, rmw_val, p0, sum]: [NodeId; 4], [is_axs, f_pla]: [NodeId; 2]) -> RegisterCases {
+    let CpuState6502 { a, x, y, sp, .. } = *st;
+    let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
+    let f_load_a = d.flag(g, Flag::LoadA);
+    let f_load_x = d.flag(g, Flag::LoadX);
+    let f_load_y = d.flag(g, Flag::LoadY);
+    let f_rmw_acc = d.flag(g, Flag::RmwAcc);
+    let f_txa = d.flag(g, Flag::Txa);
+    let f_tya = d.flag(g, Flag::Tya);
+    let f_tax = d.flag(g, Flag::Tax);
+    let f_tay = d.flag(g, Flag::Tay);
+    let f_tsx = d.flag(g, Flag::Tsx);
+    let f_txs = d.flag(g, Flag::Txs);
+    let f_inx = d.flag(g, Flag::Inx);
+    let f_iny = d.flag(g, Flag::Iny);
+    let f_dex = d.flag(g, Flag::Dex);
+    let f_dey = d.flag(g, Flag::Dey);
+    let x_inc = g.add_k(x, 1);
+    let x_dec = g.add_k(x, 0xFF);
+    let y_inc = g.add_k(y, 1);
+    let y_dec = g.add_k(y, 0xFF);
+    let mut a_cases: Vec<(NodeId, NodeId)> = alu_cases.iter().map(|&(s, v)| (g.and1(exec, s), v)).collect();
+    for (f, v) in [(f_load_a, operand), (f_rmw_acc, rmw_val), (f_txa, x), (f_tya, y), (f_pla, p0)] {
+        a_cases.push((when(g, f), v));
+    }
+    let mut x_cases = Vec::new();
+    for (f, v) in [(f_load_x, operand), (f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (is_axs, sum)] {
+        x_cases.push((when(g, f), v));
+    }
+    let mut y_cases = Vec::new();
+    for (f, v) in [(f_load_y, operand), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec)] {
+        y_cases.push((when(g, f), v));
+    }
+    let s_delta = d.field(g, ctl::S_DELTA, 8);
+    let s_moved = g.s.add(sp, s_delta);
+    let transfers = [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)];
+    RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, transfers }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2400,53 +2454,19 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         (zero, exec)
     };
     let go = exec;
-    // `exec AND flag`: the select of an instruction's case in the next values.
-    let when = |g: &mut Gates, f: NodeId| g.and1(exec, f);
 
     // ---- read-modify-write stage ----
     let RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin } = rmw_stage(g, Decoded { cw, fw }, operand, flag_c);
 
     // ---- ALU stage on A and the (modified) operand ----
     let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases: alu_cases_ungated } = alu_stage(g, Decoded { cw, fw }, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
-    let alu_cases = |g: &mut Gates| alu_cases_ungated.iter().map(|&(s, v)| (g.and1(exec, s), v)).collect::<Vec<_>>();
 
     // ---- the registers' instruction cases (each select is exec AND a decoded flag) ----
-    let f_load_a = flag(g, Flag::LoadA);
-    let f_load_x = flag(g, Flag::LoadX);
-    let f_load_y = flag(g, Flag::LoadY);
-    let f_rmw_acc = flag(g, Flag::RmwAcc);
-    let f_txa = flag(g, Flag::Txa);
-    let f_tya = flag(g, Flag::Tya);
-    let f_tax = flag(g, Flag::Tax);
-    let f_tay = flag(g, Flag::Tay);
-    let f_tsx = flag(g, Flag::Tsx);
-    let f_txs = flag(g, Flag::Txs);
-    let f_inx = flag(g, Flag::Inx);
-    let f_iny = flag(g, Flag::Iny);
-    let f_dex = flag(g, Flag::Dex);
-    let f_dey = flag(g, Flag::Dey);
-    let x_inc = g.add_k(x, 1);
-    let x_dec = g.add_k(x, 0xFF);
-    let y_inc = g.add_k(y, 1);
-    let y_dec = g.add_k(y, 0xFF);
-    let mut a_cases = alu_cases(g);
-    for (f, v) in [(f_load_a, operand), (f_rmw_acc, rmw_val), (f_txa, x), (f_tya, y), (f_pla, p0)] {
-        a_cases.push((when(g, f), v));
-    }
-    let mut x_cases = Vec::new();
-    for (f, v) in [(f_load_x, operand), (f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (is_axs, sum)] {
-        x_cases.push((when(g, f), v));
-    }
-    let mut y_cases = Vec::new();
-    for (f, v) in [(f_load_y, operand), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec)] {
-        y_cases.push((when(g, f), v));
-    }
-    let s_delta = field(g, ctl::S_DELTA, 8);
-    let s_moved = g.s.add(sp, s_delta);
+    let RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, transfers } =
+        register_cases(g, Decoded { cw, fw }, exec, &state, &alu_cases_ungated, [operand, rmw_val, p0, sum], [is_axs, f_pla]);
 
     // ---- flags: each bit of P is one select over its sources (N and Z straight from every value an
     // instruction may set them by), so no intermediate "new P" is formed ----
-    let transfers = [(f_tax, a), (f_tsx, sp), (f_inx, x_inc), (f_dex, x_dec), (f_tay, a), (f_iny, y_inc), (f_dey, y_dec), (f_txa, x), (f_tya, y), (f_pla, p0)];
     let alu = AluResults { sum, sum_c, sum_v, a_and_op, arr, cases: &alu_cases_ungated };
     let FlagCases { p_bit_cases, f_cli, f_sei } =
         flag_cases(g, Decoded { cw, fw }, exec, alu, &transfers, [operand, rmw_val, shift_c, p0], [f_brk, f_plp, f_rti]);
