@@ -2327,6 +2327,60 @@ fn register_cases(g: &mut Gates, d: Decoded, exec: NodeId, st: &CpuState6502, al
     RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, transfers }
 }
 
+/// Level B's results and the decoded flags it reads.
+struct PointerRead {
+    f_pla: NodeId,
+    f_plp: NodeId,
+    f_rts: NodeId,
+    f_rti: NodeId,
+    f_brk: NodeId,
+    f_jmp_ind: NodeId,
+    /// The constant 1 (8 bits).
+    one8: NodeId,
+    /// The three bytes read: a pointer (its two bytes), the pulled bytes, or a vector.
+    p: [NodeId; 3],
+    /// `p[0]` and `p[1]` as an address.
+    ptr16: NodeId,
+}
+
+/// Level B: the pointer read. (zp,X)'s and (zp),Y's zero-page pointers (`addrs`: zp+X, zp, the operand word),
+/// JMP's indirect pointer, the bytes a pull takes from the stack above `sp`, an interrupt's vector
+/// (`int`: an interrupt taken, the NMI's vector) or BRK's, which is also every other instruction's don't-care
+/// read.
+fn pointer_read(g: &mut Gates, opts: &Mos6502Options, d: Decoded, mode: NodeId, sp: NodeId, [take_int, nmi_vector]: [NodeId; 2], [ea_zpx, ea_zp, op16]: [NodeId; 3]) -> PointerRead {
+    let f_pla = d.flag(g, Flag::Pla);
+    let f_plp = d.flag(g, Flag::Plp);
+    let f_rts = d.flag(g, Flag::Rts);
+    let f_rti = d.flag(g, Flag::Rti);
+    let f_brk = d.flag(g, Flag::Brk);
+    let f_jmp_ind = d.flag(g, Flag::JmpInd);
+    let sp1 = g.add_k(sp, 1);
+    let one8 = g.k(8, 1);
+    let pull_base = g.word(sp1, one8);
+    let irq_vec = g.k(16, 0xFFFE);
+    let nmi_vec = g.k(16, 0xFFFA);
+    let ptr = {
+        // Explicit, exclusive selects, each one gate of the decoded bits and the interrupt decision.
+        let izx = g.eq_unless(mode, mode_code(AddressingMode::IndexedIndirect), take_int);
+        let izy = g.eq_unless(mode, mode_code(AddressingMode::IndirectIndexed), take_int);
+        let jind = g.eq_unless(f_jmp_ind, 1, take_int);
+        let f_pull = d.flag(g, Flag::Pull);
+        let pull = g.eq_unless(f_pull, 1, take_int);
+        let f_ptr = d.flag(g, Flag::PtrRead);
+        // An interrupt's vector (NMI or IRQ); else BRK's, which is also the don't-care read of every
+        // instruction without a pointer.
+        let c = g.s.concat(&[take_int, nmi_vector]);
+        let nmi = g.s.eq_const(c, 0b11);
+        let irq = g.s.eq_const(c, 0b01);
+        let brk = g.eq_unless(f_ptr, 0, take_int);
+        let cases = [(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)];
+        if opts.nes { nes_read_run_of(g, &cases, 3, true).bytes } else { read_run_of(g, &cases, 3, true) }
+    };
+    let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
+    let ptr16 = g.word(p0, p1);
+    PointerRead { f_pla, f_plp, f_rts, f_rti, f_brk, f_jmp_ind, one8, p: [p0, p1, p2], ptr16 }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2397,36 +2451,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let (ea_aby, cross_aby) = index(g, op16, y);
 
     // ---- level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors) ----
-    let f_pla = flag(g, Flag::Pla);
-    let f_plp = flag(g, Flag::Plp);
-    let f_rts = flag(g, Flag::Rts);
-    let f_rti = flag(g, Flag::Rti);
-    let f_brk = flag(g, Flag::Brk);
-    let f_jmp_ind = flag(g, Flag::JmpInd);
-    let sp1 = g.add_k(sp, 1);
-    let one8 = g.k(8, 1);
-    let pull_base = g.word(sp1, one8);
-    let irq_vec = g.k(16, 0xFFFE);
-    let nmi_vec = g.k(16, 0xFFFA);
-    let ptr = {
-        // Explicit, exclusive selects, each one gate of the decoded bits and the interrupt decision.
-        let izx = g.eq_unless(mode, mode_code(AddressingMode::IndexedIndirect), take_int);
-        let izy = g.eq_unless(mode, mode_code(AddressingMode::IndirectIndexed), take_int);
-        let jind = g.eq_unless(f_jmp_ind, 1, take_int);
-        let f_pull = flag(g, Flag::Pull);
-        let pull = g.eq_unless(f_pull, 1, take_int);
-        let f_ptr = flag(g, Flag::PtrRead);
-        // An interrupt's vector (NMI or IRQ); else BRK's, which is also the don't-care read of every
-        // instruction without a pointer.
-        let c = g.s.concat(&[take_int, nmi_vector]);
-        let nmi = g.s.eq_const(c, 0b11);
-        let irq = g.s.eq_const(c, 0b01);
-        let brk = g.eq_unless(f_ptr, 0, take_int);
-        let cases = [(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)];
-        if opts.nes { nes_read_run_of(g, &cases, 3, true).bytes } else { read_run_of(g, &cases, 3, true) }
-    };
-    let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
-    let ptr16 = g.word(p0, p1);
+    let PointerRead { f_pla, f_plp, f_rts, f_rti, f_brk, f_jmp_ind, one8, p: [p0, p1, p2], ptr16 } =
+        pointer_read(g, opts, Decoded { cw, fw }, mode, sp, [take_int, nmi_vector], [ea_zpx, ea_zp, op16]);
     let (ea_izy, cross_izy) = index(g, ptr16, y);
 
     // ---- level C: the data read at the effective address ----
