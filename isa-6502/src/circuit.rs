@@ -1624,6 +1624,7 @@ fn irq_hits(g: &mut Gates, st: &CpuState6502, head: &[NodeId]) -> Vec<NodeId> {
 }
 
 /// The registers the boot step loads from `INIT` (see the module's table; P with bit 5 set and B clear).
+#[derive(Clone, Copy)]
 struct BootState {
     pc: NodeId,
     a: NodeId,
@@ -1677,6 +1678,7 @@ impl Decoded {
 }
 
 /// Where the program counter can go after an instruction, and whether a branch is taken.
+#[derive(Clone, Copy)]
 struct PcTargets {
     /// PC + the instruction's length.
     pc_seq: NodeId,
@@ -2381,6 +2383,98 @@ fn pointer_read(g: &mut Gates, opts: &Mos6502Options, d: Decoded, mode: NodeId, 
     PointerRead { f_pla, f_plp, f_rts, f_rti, f_brk, f_jmp_ind, one8, p: [p0, p1, p2], ptr16 }
 }
 
+/// The next value's select: the boot step's value, an interrupt's, the instruction's cases, else the register
+/// kept.
+#[derive(Clone, Copy)]
+struct Picker {
+    booting: NodeId,
+    take_int: NodeId,
+    exec: NodeId,
+}
+
+impl Picker {
+    /// One select over boot, interrupt (when given), `cases`, else `keep` (`w` bits).
+    fn next(self, g: &mut Gates, w: u32, boot: NodeId, int: Option<NodeId>, cases: Vec<(NodeId, NodeId)>, keep: NodeId) -> NodeId {
+        let mut all = vec![(self.booting, boot)];
+        all.extend(int.map(|v| (self.take_int, v)));
+        all.extend(cases);
+        g.pick(w, &all, keep)
+    }
+    /// Instruction cases whose default is a computed value: (exec AND NOT any special) selects the default.
+    fn with_default(self, g: &mut Gates, cases: Vec<(NodeId, NodeId)>, default: NodeId) -> Vec<(NodeId, NodeId)> {
+        let exec = self.exec;
+        let sels: Vec<NodeId> = cases.iter().map(|c| c.0).collect();
+        let any = g.s.any(&sels);
+        let c = g.s.concat(&[exec, any]);
+        let plain = g.s.eq_const(c, 0b01);
+        let mut out: Vec<(NodeId, NodeId)> = cases.into_iter().map(|(s, v)| (g.and1(exec, s), v)).collect();
+        out.push((plain, default));
+        out
+    }
+}
+
+/// The instruction's cases of the registers, computed by the sections.
+struct InstructionCases {
+    a_cases: Vec<(NodeId, NodeId)>,
+    x_cases: Vec<(NodeId, NodeId)>,
+    y_cases: Vec<(NodeId, NodeId)>,
+    s_moved: NodeId,
+    f_txs: NodeId,
+    p_bit_cases: Vec<Vec<(NodeId, NodeId)>>,
+    cyc_exec: NodeId,
+    cyc_int: NodeId,
+}
+
+/// The next values of PC, A, X, Y, S, P and CYC: each one select over boot, interrupt, the instruction's cases,
+/// else kept. `addrs`: the operand word and the pointer; `flags`: JMP (ind), RTS, RTI, BRK; `seq`: an interrupt
+/// sequence, the DMA's last step, its long form.
+#[allow(clippy::too_many_arguments)]
+fn registers_next(g: &mut Gates, opts: &Mos6502Options, pk: Picker, boot: &BootState, st: &CpuState6502, targets: &PcTargets, cases: InstructionCases, [op16, ptr16]: [NodeId; 2], [f_jmp_ind, f_rts, f_rti, f_brk]: [NodeId; 4], [int_seq, dma_last, dma_long]: [NodeId; 3]) -> [NodeId; 7] {
+    let (one, zero, exec) = (g.one, g.zero, pk.exec);
+    let CpuState6502 { pc, a, x, y, sp, p, cyc, .. } = *st;
+    let BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc } = *boot;
+    let PcTargets { pc_seq, taken, target, jump_abs, rts_target, rti_target, .. } = *targets;
+    let InstructionCases { a_cases, x_cases, y_cases, s_moved, f_txs, p_bit_cases, cyc_exec, cyc_int } = cases;
+    let pc_cases = pk.with_default(g, vec![(taken, target), (jump_abs, op16), (f_jmp_ind, ptr16), (f_rts, rts_target), (f_rti, rti_target), (f_brk, ptr16)], pc_seq);
+    let pc_next = pk.next(g, 16, i_pc, Some(ptr16), pc_cases, pc);
+    let a_next = pk.next(g, 8, i_a, None, a_cases, a);
+    let x_next = pk.next(g, 8, i_x, None, x_cases, x);
+    let y_next = pk.next(g, 8, i_y, None, y_cases, y);
+    let s_int = g.add_k(sp, 0xFD);
+    let s_cases = pk.with_default(g, vec![(f_txs, x)], s_moved);
+    let mut s_cases = s_cases;
+    s_cases.push((int_seq, s_int));
+    let s_next = pk.next(g, 8, i_s, None, s_cases, sp);
+    let p_int = {
+        let i = g.k(8, 0x04);
+        g.s.or(p, i)
+    };
+    let p_next = {
+        let mut bits = Vec::new();
+        for (b, cases) in p_bit_cases.into_iter().enumerate() {
+            let bit = match b {
+                4 => zero,
+                5 => one,
+                _ => {
+                    let (ib, pb, nb) = (g.bit(i_p, b as u32), g.bit(p_int, b as u32), g.bit(p, b as u32));
+                    pk.next(g, 1, ib, Some(pb), cases, nb)
+                }
+            };
+            bits.push(bit);
+        }
+        g.s.concat(&bits)
+    };
+    let mut cyc_cases = vec![(exec, cyc_exec)];
+    if opts.nes {
+        let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
+        let done = g.s.sum(32, &[t(cyc), t(dma_long)], 513);
+        cyc_cases.push((dma_last, done));
+    }
+    cyc_cases.push((int_seq, cyc_int));
+    let cyc_next = pk.next(g, 32, i_cyc, None, cyc_cases, cyc);
+    [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next]
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2395,7 +2489,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
 
     // ---- state ----
     let state = cpu_state(g);
-    let CpuState6502 { pc, a, x, y, sp, p, cyc, nmi_pend, nmi_in, flag_c, flag_i, .. } = state;
+    let CpuState6502 { pc, a, x, y, sp, cyc, nmi_pend, nmi_in, flag_c, flag_i, .. } = state;
 
     // ---- step kind: boot, stop, interrupt, instruction ----
     let kind = step_kind(g, opts, &state);
@@ -2526,7 +2620,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let Writes { f_store, store_val, port_writes, exits, writes_ea, io_write } = writes(g, opts, Decoded { cw, fw }, &state, bus);
 
     // ---- the boot step: registers from INIT ----
-    let BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc } = boot_state(g);
+    let boot_state_values = boot_state(g);
 
     // OAM DMA (NES map): a store to $4014 starts it; the step with DMA_ROW = 63 ends it.
     let (dma_start, dma_last, dma_more) = if opts.nes {
@@ -2542,59 +2636,12 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         (zero, zero, zero)
     };
     // ---- next values: one select each over boot, interrupt, the instruction's cases, else keep ----
-    let next = |g: &mut Gates, w: u32, boot: NodeId, int: Option<NodeId>, cases: Vec<(NodeId, NodeId)>, keep: NodeId| {
-        let mut all = vec![(booting, boot)];
-        all.extend(int.map(|v| (take_int, v)));
-        all.extend(cases);
-        g.pick(w, &all, keep)
-    };
-    // Instruction cases whose default is a computed value: (exec AND NOT any special) selects the default.
-    let with_default = |g: &mut Gates, cases: Vec<(NodeId, NodeId)>, default: NodeId| {
-        let sels: Vec<NodeId> = cases.iter().map(|c| c.0).collect();
-        let any = g.s.any(&sels);
-        let c = g.s.concat(&[exec, any]);
-        let plain = g.s.eq_const(c, 0b01);
-        let mut out: Vec<(NodeId, NodeId)> = cases.into_iter().map(|(s, v)| (g.and1(exec, s), v)).collect();
-        out.push((plain, default));
-        out
-    };
-    let pc_cases = with_default(g, vec![(taken, target), (jump_abs, op16), (f_jmp_ind, ptr16), (f_rts, rts_target), (f_rti, rti_target), (f_brk, ptr16)], pc_seq);
-    let pc_next = next(g, 16, i_pc, Some(ptr16), pc_cases, pc);
-    let a_next = next(g, 8, i_a, None, a_cases, a);
-    let x_next = next(g, 8, i_x, None, x_cases, x);
-    let y_next = next(g, 8, i_y, None, y_cases, y);
-    let s_int = g.add_k(sp, 0xFD);
-    let s_cases = with_default(g, vec![(f_txs, x)], s_moved);
-    let mut s_cases = s_cases;
-    s_cases.push((int_seq, s_int));
-    let s_next = next(g, 8, i_s, None, s_cases, sp);
-    let p_int = {
-        let i = g.k(8, 0x04);
-        g.s.or(p, i)
-    };
-    let p_next = {
-        let mut bits = Vec::new();
-        for (b, cases) in p_bit_cases.into_iter().enumerate() {
-            let bit = match b {
-                4 => zero,
-                5 => one,
-                _ => {
-                    let (ib, pb, nb) = (g.bit(i_p, b as u32), g.bit(p_int, b as u32), g.bit(p, b as u32));
-                    next(g, 1, ib, Some(pb), cases, nb)
-                }
-            };
-            bits.push(bit);
-        }
-        g.s.concat(&bits)
-    };
-    let mut cyc_cases = vec![(exec, cyc_exec)];
-    if opts.nes {
-        let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
-        let done = g.s.sum(32, &[t(cyc), t(dma_long)], 513);
-        cyc_cases.push((dma_last, done));
-    }
-    cyc_cases.push((int_seq, cyc_int));
-    let cyc_next = next(g, 32, i_cyc, None, cyc_cases, cyc);
+    let pk = Picker { booting, take_int, exec };
+    let boot = boot_state_values;
+    let targets = PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target };
+    let cases = InstructionCases { a_cases, x_cases, y_cases, s_moved, f_txs, p_bit_cases, cyc_exec, cyc_int };
+    let [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next] =
+        registers_next(g, opts, pk, &boot, &state, &targets, cases, [op16, ptr16], [f_jmp_ind, f_rts, f_rti, f_brk], [int_seq, dma_last, dma_long]);
     let stop = match exits {
         Some(e) => g.or1(fault, e),
         None => fault,
