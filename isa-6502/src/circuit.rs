@@ -1123,6 +1123,7 @@ fn prg_bank_registers(s: &mut CircuitBuilder, prg: PrgRom) -> Vec<NodeId> {
 }
 
 /// NES map: a store to $8000-$FFFF, as the PRG banking registers see it.
+#[derive(Clone, Copy)]
 struct RomStore {
     /// The step stores to $8000-$FFFF (1 bit).
     rom_store: NodeId,
@@ -2475,6 +2476,68 @@ fn registers_next(g: &mut Gates, opts: &Mos6502Options, pk: Picker, boot: &BootS
     [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next]
 }
 
+/// The next values of `POLL_I` (CLI, SEI or PLP, and the I before it), `BUSY` (stopping, booted, waiting for
+/// IO, in a DMA, else 0) and `NMI_PEND` (cleared by the boot step and by a step that fetches the NMI vector;
+/// else any new edge joins it: a stall's, waiting or DMA step's input is the boundary's again, and joining it
+/// twice changes nothing). `step`: the instruction completes, the machine stops, stalls, a DMA goes on.
+fn control_next(g: &mut Gates, st: &CpuState6502, kind: &StepKind, [exec, stop, stall, dma_more]: [NodeId; 4], [f_cli, f_sei, f_plp]: [NodeId; 3]) -> [NodeId; 3] {
+    let CpuState6502 { flag_i, nmi_in, nmi_pend, .. } = *st;
+    let StepKind { booting, nmi_vector, .. } = *kind;
+    let poll_i_next = {
+        let sets = g.s.any(&[f_cli, f_sei, f_plp]);
+        let valid = g.and1(exec, sets);
+        let old = g.and1(valid, flag_i);
+        g.s.concat(&[valid, old])
+    };
+    let busy_next = {
+        let b255 = g.k(8, BUSY_STOPPING);
+        let b1 = g.k(8, 1);
+        let b0 = g.k(8, 0);
+        let bw = g.k(8, BUSY_IO_WAIT);
+        let bd = g.k(8, BUSY_DMA);
+        g.pick(8, &[(stop, b255), (booting, b1), (stall, bw), (dma_more, bd)], b0)
+    };
+    let pend_next = {
+        let none = g.s.eq_const(nmi_in, 0);
+        let new_edge = g.not1(none);
+        let joined = g.or1(nmi_pend, new_edge);
+        let clear = g.or1(booting, nmi_vector);
+        let keep = g.not1(clear);
+        g.and1(keep, joined)
+    };
+    [poll_i_next, busy_next, pend_next]
+}
+
+/// NES map: the OAM DMA's registers and their inputs.
+#[derive(Clone, Copy)]
+struct DmaNext {
+    page: NodeId,
+    row: NodeId,
+    long: NodeId,
+    /// A store to $4014 starts a DMA; this step copies four bytes.
+    start: NodeId,
+    step: NodeId,
+    /// `CYC` after the instruction (the DMA is long when its store ends on an even cycle).
+    cyc_exec: NodeId,
+}
+
+/// NES map: the next values of the DMA's registers and of the board's PRG bank registers. `w.data` is the
+/// read-modify-write's value, selected here against the store's.
+fn nes_registers_next(s: &mut CircuitBuilder, banking: PrgBanking, prg_regs: &[NodeId], d: DmaNext, w: RomStore) {
+    let page_next = s.select(d.start, w.store_val, d.page);
+    s.set_next(reg::DMA_PAGE, page_next);
+    let row_inc = s.sum(6, &[SumTerm { node: d.row, shift: 0, neg: false }], 1);
+    let row_next = s.select(d.step, row_inc, d.row);
+    s.set_next(reg::DMA_ROW, row_next);
+    let odd = s.bit(d.cyc_exec, 0);
+    let even = s.not(odd);
+    let long_next = s.select(d.start, even, d.long);
+    s.set_next(reg::DMA_LONG, long_next);
+    // The value of a store (or a read-modify-write's last write) to $8000-$FFFF.
+    let data = s.select(w.f_store, w.store_val, w.data);
+    prg_banking_next(s, banking, prg_regs, RomStore { data, ..w });
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2489,7 +2552,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
 
     // ---- state ----
     let state = cpu_state(g);
-    let CpuState6502 { pc, a, x, y, sp, cyc, nmi_pend, nmi_in, flag_c, flag_i, .. } = state;
+    let CpuState6502 { pc, a, x, y, sp, cyc, flag_c, .. } = state;
 
     // ---- step kind: boot, stop, interrupt, instruction ----
     let kind = step_kind(g, opts, &state);
@@ -2646,30 +2709,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         Some(e) => g.or1(fault, e),
         None => fault,
     };
-    let poll_i_next = {
-        let sets = g.s.any(&[f_cli, f_sei, f_plp]);
-        let valid = g.and1(exec, sets);
-        let old = g.and1(valid, flag_i);
-        g.s.concat(&[valid, old])
-    };
-    let busy_next = {
-        let b255 = g.k(8, BUSY_STOPPING);
-        let b1 = g.k(8, 1);
-        let b0 = g.k(8, 0);
-        let bw = g.k(8, BUSY_IO_WAIT);
-        let bd = g.k(8, BUSY_DMA);
-        g.pick(8, &[(stop, b255), (booting, b1), (stall, bw), (dma_more, bd)], b0)
-    };
-    // NMI_PEND: cleared by the boot step and by a step that fetches the NMI vector; else any new edge joins it
-    // (a stall's, waiting or DMA step's input is the boundary's again: joining it twice changes nothing).
-    let pend_next = {
-        let none = g.s.eq_const(nmi_in, 0);
-        let new_edge = g.not1(none);
-        let joined = g.or1(nmi_pend, new_edge);
-        let clear = g.or1(booting, nmi_vector);
-        let keep = g.not1(clear);
-        g.and1(keep, joined)
-    };
+    let [poll_i_next, busy_next, pend_next] = control_next(g, &state, &kind, [exec, stop, stall, dma_more], [f_cli, f_sei, f_plp]);
     let poll_next = poll_next(g, opts, &state, &kind, [taken, br_far, f_brk, exec], dma_row);
     let prg_regs = g.prg_regs.clone();
     // NES map: the step stores to $8000-$FFFF (the mapper's registers).
@@ -2693,18 +2733,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     s.set_next(reg::POLL_I, poll_i_next);
     s.set_next(reg::POLL, poll_next);
     if opts.nes {
-        let page_next = s.select(dma_start, store_val, dma_page);
-        s.set_next(reg::DMA_PAGE, page_next);
-        let row_inc = s.sum(6, &[SumTerm { node: dma_row, shift: 0, neg: false }], 1);
-        let row_next = s.select(dma_step, row_inc, dma_row);
-        s.set_next(reg::DMA_ROW, row_next);
-        let odd = s.bit(cyc_exec, 0);
-        let even = s.not(odd);
-        let long_next = s.select(dma_start, even, dma_long);
-        s.set_next(reg::DMA_LONG, long_next);
-        // The value of a store (or a read-modify-write's last write) to $8000-$FFFF.
-        let data = s.select(f_store, store_val, rmw_val);
-        prg_banking_next(s, opts.prg.banking, &prg_regs, RomStore { rom_store, ea, data, f_store, store_val, operand });
+        let dma = DmaNext { page: dma_page, row: dma_row, long: dma_long, start: dma_start, step: dma_step, cyc_exec };
+        nes_registers_next(s, opts.prg.banking, &prg_regs, dma, RomStore { rom_store, ea, data: rmw_val, f_store, store_val, operand });
     }
 
     // ---- ports ----
