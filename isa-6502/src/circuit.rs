@@ -1243,6 +1243,7 @@ fn prg_banking_next(s: &mut CircuitBuilder, banking: PrgBanking, regs: &[NodeId]
 }
 
 /// NES map: the step's bus signals that the IO ports carry.
+#[derive(Clone, Copy)]
 struct NesBus {
     /// `ea` is in $8000-$FFFF (1 bit).
     rom: NodeId,
@@ -2538,6 +2539,24 @@ fn nes_registers_next(s: &mut CircuitBuilder, banking: PrgBanking, prg_regs: &[N
     prg_banking_next(s, banking, prg_regs, RomStore { data, ..w });
 }
 
+/// The machine's output ports: `FAULT` (opcode and PC of a JAM or unstable opcode), the configured `OUT` and
+/// `EXIT` (`port_writes`), and in the NES map `IO_WRITE`, `IO_READ` and `OAM_DMA` with their IO ranges.
+fn machine_ports(s: &mut CircuitBuilder, opts: &Mos6502Options, [b0, pc, fault]: [NodeId; 3], port_writes: &[(u32, NodeId)], nes_read: Option<(&NesRead, &[NodeId; 4])>, bus: NesBus) -> (Vec<PortDesc>, Vec<isa_api::IoRange>) {
+    let fault_code = s.concat(&[b0, pc]);
+    let mut ports = vec![PortDesc::new("FAULT", 24).with_role(PortRole::Fault)];
+    s.output(0, fault_code, fault);
+    for &(kind, en) in port_writes {
+        let (name, role) = if kind == 1 { ("OUT", PortRole::Console) } else { ("EXIT", PortRole::Exit) };
+        s.output(ports.len() as u32, bus.store_val, en);
+        ports.push(PortDesc::new(name, 8).with_role(role));
+    }
+    let io_ranges = match nes_read {
+        Some((read, dwords)) if opts.nes => nes_ports(s, &mut ports, opts.prg.banking, read, dwords, bus),
+        _ => Vec::new(),
+    };
+    (ports, io_ranges)
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2738,21 +2757,8 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
 
     // ---- ports ----
-    let fault_code = s.concat(&[b0, pc]);
-    let mut ports = vec![PortDesc::new("FAULT", 24).with_role(PortRole::Fault)];
-    s.output(0, fault_code, fault);
-    for (kind, en) in port_writes {
-        let (name, role) = if kind == 1 { ("OUT", PortRole::Console) } else { ("EXIT", PortRole::Exit) };
-        s.output(ports.len() as u32, store_val, en);
-        ports.push(PortDesc::new(name, 8).with_role(role));
-    }
-    let io_ranges = match &nes_data {
-        Some(read) if opts.nes => {
-            let bus = NesBus { rom, operand, f_store, store_val, rmw_val, ea, io_write, io_read_word, stall, dma_step };
-            nes_ports(s, &mut ports, opts.prg.banking, read, &dwords, bus)
-        }
-        _ => Vec::new(),
-    };
+    let bus = NesBus { rom, operand, f_store, store_val, rmw_val, ea, io_write, io_read_word, stall, dma_step };
+    let (ports, io_ranges) = machine_ports(s, opts, [b0, pc, fault], &port_writes, nes_data.as_ref().map(|r| (r, &dwords)), bus);
     s.halt(stopping);
 
     let (registers, memories) = (register_descs(opts), memory_descs(opts, row_bits));
