@@ -2557,6 +2557,41 @@ fn machine_ports(s: &mut CircuitBuilder, opts: &Mos6502Options, [b0, pc, fault]:
     (ports, io_ranges)
 }
 
+/// `base + idx` (one 16-bit add), and whether it crossed a page (the high byte moved).
+fn indexed(g: &mut Gates, base: NodeId, idx: NodeId) -> (NodeId, NodeId) {
+    let i16 = g.s.zext(idx, 16);
+    let sum = g.s.add(base, i16);
+    let (h0, h1) = (g.s.slice(base, 8, 8), g.s.slice(sum, 8, 8));
+    (sum, g.s.cmp(CmpKind::Ne, h0, h1))
+}
+
+/// The effective addresses that need no pointer read, from the operand bytes `b1`, `b2` and X, Y.
+struct DirectAddresses {
+    /// The operand word (absolute).
+    op16: NodeId,
+    ea_zp: NodeId,
+    ea_zpx: NodeId,
+    ea_zpy: NodeId,
+    /// abs,X and abs,Y, and whether each crossed a page.
+    ea_abx: NodeId,
+    cross_abx: NodeId,
+    ea_aby: NodeId,
+    cross_aby: NodeId,
+}
+
+fn direct_addresses(g: &mut Gates, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId) -> DirectAddresses {
+    let zero8 = g.zero8();
+    let op16 = g.word(b1, b2);
+    let zpx = g.s.add(b1, x);
+    let zpy = g.s.add(b1, y);
+    let ea_zp = g.word(b1, zero8);
+    let ea_zpx = g.word(zpx, zero8);
+    let ea_zpy = g.word(zpy, zero8);
+    let (ea_abx, cross_abx) = indexed(g, op16, x);
+    let (ea_aby, cross_aby) = indexed(g, op16, y);
+    DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2609,27 +2644,12 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     };
 
     // ---- addresses that need no pointer ----
-    let zero8 = g.zero8();
-    let op16 = g.word(b1, b2);
-    let zpx = g.s.add(b1, x);
-    let zpy = g.s.add(b1, y);
-    let ea_zp = g.word(b1, zero8);
-    let ea_zpx = g.word(zpx, zero8);
-    let ea_zpy = g.word(zpy, zero8);
-    // base + index (one 16-bit add), and whether it crossed a page (the high byte moved).
-    let index = |g: &mut Gates, base: NodeId, idx: NodeId| -> (NodeId, NodeId) {
-        let i16 = g.s.zext(idx, 16);
-        let sum = g.s.add(base, i16);
-        let (h0, h1) = (g.s.slice(base, 8, 8), g.s.slice(sum, 8, 8));
-        (sum, g.s.cmp(CmpKind::Ne, h0, h1))
-    };
-    let (ea_abx, cross_abx) = index(g, op16, x);
-    let (ea_aby, cross_aby) = index(g, op16, y);
+    let DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby } = direct_addresses(g, b1, b2, x, y);
 
     // ---- level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors) ----
     let PointerRead { f_pla, f_plp, f_rts, f_rti, f_brk, f_jmp_ind, one8, p: [p0, p1, p2], ptr16 } =
         pointer_read(g, opts, Decoded { cw, fw }, mode, sp, [take_int, nmi_vector], [ea_zpx, ea_zp, op16]);
-    let (ea_izy, cross_izy) = index(g, ptr16, y);
+    let (ea_izy, cross_izy) = indexed(g, ptr16, y);
 
     // ---- level C: the data read at the effective address ----
     let mut ea_cases =
