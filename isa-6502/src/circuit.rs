@@ -2592,6 +2592,57 @@ fn direct_addresses(g: &mut Gates, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId)
     DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby }
 }
 
+/// Level A: the opcode and two operand bytes at PC, decoded.
+struct Fetch {
+    b: [NodeId; 3],
+    dec: Decoded,
+    /// The addressing mode (`mode_code`), and one select per mode (none during a DMA step, whose address is
+    /// the DMA's).
+    mode: NodeId,
+    modes: Vec<NodeId>,
+    /// The step would run an unsupported (JAM or unstable) opcode: it faults.
+    fault: NodeId,
+    /// The step runs a supported instruction.
+    exec: NodeId,
+}
+
+fn fetch(g: &mut Gates, opts: &Mos6502Options, pc: NodeId, dma: NodeId, instr: NodeId) -> Fetch {
+    let one = g.one;
+    let fetched = if opts.nes { nes_read_run_of(g, &[(one, pc)], 3, false).bytes } else { read_run(g, pc, 3, false) };
+    let (b0, b1, b2) = (fetched[0], fetched[1], fetched[2]);
+    let (fields_table, flags_table) = control_tables();
+    let cw = g.s.lookup(ctl::WIDTH, fields_table, b0);
+    let fw = g.s.lookup(Flag::CondValue as u32 + 1, flags_table, b0);
+    let d = Decoded { cw, fw };
+    let mode = d.field(g, ctl::MODE, 4);
+    // Addressing modes, none during a DMA step (whose address is the DMA's).
+    let modes: Vec<NodeId> = (0..13).map(|v| g.eq_unless(mode, v, dma)).collect();
+    let f_unsupported = d.flag(g, Flag::Unsupported);
+    let fault = g.and1(instr, f_unsupported);
+    let exec = {
+        let ok = g.not1(f_unsupported);
+        g.and1(instr, ok)
+    };
+    Fetch { b: [b0, b1, b2], dec: d, mode, modes, fault, exec }
+}
+
+/// NES map: an instruction that reads an IO register (`io`; a read or a read-modify-write, `f_rmw_mem` on
+/// memory) first asks the host (port IO_READ) and changes nothing else (a stall); the next step, `waiting`,
+/// runs it with the answer. Returns (the stall, `exec` without it).
+fn stall(g: &mut Gates, opts: &Mos6502Options, dec: Decoded, [exec, io, waiting]: [NodeId; 3], f_rmw_mem: NodeId) -> (NodeId, NodeId) {
+    let zero = g.zero;
+    if opts.nes {
+        let read_op = g.s.bit(dec.cw, ctl::READ_OP);
+        let reads = g.or1(read_op, f_rmw_mem);
+        let c = g.s.concat(&[exec, io, reads, waiting]);
+        let stall = g.s.eq_const(c, 0b0111);
+        let ns = g.not1(stall);
+        (stall, g.and1(exec, ns))
+    } else {
+        (zero, exec)
+    }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2622,33 +2673,19 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     };
 
     // ---- level A: fetch the opcode and two operand bytes ----
-    let fetched = if opts.nes { nes_read_run_of(g, &[(one, pc)], 3, false).bytes } else { read_run(g, pc, 3, false) };
-    let (b0, b1, b2) = (fetched[0], fetched[1], fetched[2]);
-    let (fields_table, flags_table) = control_tables();
-    let cw = g.s.lookup(ctl::WIDTH, fields_table, b0);
-    let fw = g.s.lookup(Flag::CondValue as u32 + 1, flags_table, b0);
-    let field = |g: &mut Gates, lo: u32, w: u32| g.s.slice(cw, lo, w);
-    let flag = |g: &mut Gates, f: Flag| g.s.bit(fw, f as u32);
-    let mode = field(g, ctl::MODE, 4);
-    // Addressing modes, none during a DMA step (whose address is the DMA's).
-    let modes: Vec<NodeId> = (0..13).map(|v| g.eq_unless(mode, v, dma)).collect();
+    let Fetch { b: [b0, b1, b2], dec, mode, modes, fault, exec } = fetch(g, opts, pc, dma, instr);
+    let dec = dec;
     let m_acc = modes[1];
     let m_imm = modes[2];
     let (m_zp, m_zpx, m_zpy, m_abs, m_abx, m_aby) = (modes[3], modes[4], modes[5], modes[6], modes[7], modes[8]);
     let (m_izx, m_izy) = (modes[10], modes[11]);
-    let f_unsupported = flag(g, Flag::Unsupported);
-    let fault = g.and1(instr, f_unsupported);
-    let exec = {
-        let ok = g.not1(f_unsupported);
-        g.and1(instr, ok)
-    };
 
     // ---- addresses that need no pointer ----
     let DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby } = direct_addresses(g, b1, b2, x, y);
 
     // ---- level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors) ----
     let PointerRead { f_pla, f_plp, f_rts, f_rti, f_brk, f_jmp_ind, one8, p: [p0, p1, p2], ptr16 } =
-        pointer_read(g, opts, Decoded { cw, fw }, mode, sp, [take_int, nmi_vector], [ea_zpx, ea_zp, op16]);
+        pointer_read(g, opts, dec, mode, sp, [take_int, nmi_vector], [ea_zpx, ea_zp, op16]);
     let (ea_izy, cross_izy) = indexed(g, ptr16, y);
 
     // ---- level C: the data read at the effective address ----
@@ -2661,45 +2698,35 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     }
     let DataRead { ea, ea_mem, io, rom, nes_data, dwords, operand } = data_read(g, opts, &ea_cases, [m_imm, m_acc], a, b1);
 
-    // NES map: an instruction that reads an IO register first asks the host (port IO_READ) and changes
-    // nothing else (a stall); the next step, waiting, runs it with the answer. From here on `exec` is an
+    // NES map: an instruction that reads an IO register stalls (see `stall`); from here on `exec` is an
     // instruction that completes this step: every case of the next values is gated by it.
-    let f_rmw_mem = flag(g, Flag::RmwMem);
-    let (stall, exec) = if opts.nes {
-        let read_op = g.s.bit(cw, ctl::READ_OP);
-        let reads = g.or1(read_op, f_rmw_mem);
-        let c = g.s.concat(&[exec, io, reads, waiting]);
-        let stall = g.s.eq_const(c, 0b0111);
-        let ns = g.not1(stall);
-        (stall, g.and1(exec, ns))
-    } else {
-        (zero, exec)
-    };
+    let f_rmw_mem = dec.flag(g, Flag::RmwMem);
+    let (stall, exec) = stall(g, opts, dec, [exec, io, waiting], f_rmw_mem);
     let go = exec;
 
     // ---- read-modify-write stage ----
-    let RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin } = rmw_stage(g, Decoded { cw, fw }, operand, flag_c);
+    let RmwStage { variants: rmw_variants, value: rmw_val, shift_c, alu_cin } = rmw_stage(g, dec, operand, flag_c);
 
     // ---- ALU stage on A and the (modified) operand ----
-    let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases: alu_cases_ungated } = alu_stage(g, Decoded { cw, fw }, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
+    let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases: alu_cases_ungated } = alu_stage(g, dec, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
 
     // ---- the registers' instruction cases (each select is exec AND a decoded flag) ----
     let RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, transfers } =
-        register_cases(g, Decoded { cw, fw }, exec, &state, &alu_cases_ungated, [operand, rmw_val, p0, sum], [is_axs, f_pla]);
+        register_cases(g, dec, exec, &state, &alu_cases_ungated, [operand, rmw_val, p0, sum], [is_axs, f_pla]);
 
     // ---- flags: each bit of P is one select over its sources (N and Z straight from every value an
     // instruction may set them by), so no intermediate "new P" is formed ----
     let alu = AluResults { sum, sum_c, sum_v, a_and_op, arr, cases: &alu_cases_ungated };
     let FlagCases { p_bit_cases, f_cli, f_sei } =
-        flag_cases(g, Decoded { cw, fw }, exec, alu, &transfers, [operand, rmw_val, shift_c, p0], [f_brk, f_plp, f_rti]);
+        flag_cases(g, dec, exec, alu, &transfers, [operand, rmw_val, shift_c, p0], [f_brk, f_plp, f_rti]);
 
     // ---- program counter ----
     let PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target } =
-        pc_targets(g, Decoded { cw, fw }, &state, b1, ptr16, [p1, p2]);
+        pc_targets(g, dec, &state, b1, ptr16, [p1, p2]);
 
     // ---- cycles ----
     let crossings = [(m_abx, cross_abx), (m_aby, cross_aby), (m_izy, cross_izy)];
-    let Cycles { br_far, io_read_word, cyc_exec, cyc_int } = cycles(g, opts, Decoded { cw, fw }, cyc, crossings, (taken, br_cross), f_rmw_mem, ea);
+    let Cycles { br_far, io_read_word, cyc_exec, cyc_int } = cycles(g, opts, dec, cyc, crossings, (taken, br_cross), f_rmw_mem, ea);
 
     // ---- stores, read-modify-writes and pushes: one write run ----
     let bus = WriteInputs {
@@ -2719,7 +2746,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
         rmw_val,
         one8,
     };
-    let Writes { f_store, store_val, port_writes, exits, writes_ea, io_write } = writes(g, opts, Decoded { cw, fw }, &state, bus);
+    let Writes { f_store, store_val, port_writes, exits, writes_ea, io_write } = writes(g, opts, dec, &state, bus);
 
     // ---- the boot step: registers from INIT ----
     let boot_state_values = boot_state(g);
