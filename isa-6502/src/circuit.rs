@@ -2643,6 +2643,25 @@ fn stall(g: &mut Gates, opts: &Mos6502Options, dec: Decoded, [exec, io, waiting]
     }
 }
 
+/// NES map: the OAM DMA's start (a store to $4014 that completes), its last step (`DMA_ROW` = 63) and whether
+/// the next step is a DMA step.
+fn dma_control(g: &mut Gates, opts: &Mos6502Options, ea: NodeId, [f_store, go]: [NodeId; 2], [dma_step, dma_row]: [NodeId; 2]) -> [NodeId; 3] {
+    let zero = g.zero;
+    if opts.nes {
+        let hit = g.s.eq_const(ea, 0x4014);
+        let st = g.and1(f_store, hit);
+        let start = g.and1(go, st);
+        let c = g.s.concat(&[dma_step, dma_row]);
+        let last = g.s.eq_const(c, 1 | (63 << 1));
+        let not_last = g.not1(last);
+        let goes_on = g.and1(dma_step, not_last);
+        let more = g.or1(start, goes_on);
+        [start, last, more]
+    } else {
+        [zero, zero, zero]
+    }
+}
+
 /// The index of port `IO_READ` (NES map): after `FAULT`, the configured `OUT` and `EXIT`, and `IO_WRITE`.
 pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
@@ -2752,18 +2771,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let boot_state_values = boot_state(g);
 
     // OAM DMA (NES map): a store to $4014 starts it; the step with DMA_ROW = 63 ends it.
-    let (dma_start, dma_last, dma_more) = if opts.nes {
-        let hit = g.s.eq_const(ea, 0x4014);
-        let st = g.and1(f_store, hit);
-        let start = g.and1(go, st);
-        let c = g.s.concat(&[dma_step, dma_row]);
-        let last = g.s.eq_const(c, 1 | (63 << 1));
-        let not_last = g.not1(last);
-        let goes_on = g.and1(dma_step, not_last);
-        (start, last, g.or1(start, goes_on))
-    } else {
-        (zero, zero, zero)
-    };
+    let [dma_start, dma_last, dma_more] = dma_control(g, opts, ea, [f_store, go], [dma_step, dma_row]);
     // ---- next values: one select each over boot, interrupt, the instruction's cases, else keep ----
     let pk = Picker { booting, take_int, exec };
     let boot = boot_state_values;
