@@ -2768,13 +2768,13 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let Writes { f_store, store_val, port_writes, exits, writes_ea, io_write } = writes(g, opts, dec, &state, bus);
 
     // ---- the boot step: registers from INIT ----
-    let boot_state_values = boot_state(g);
+    let boot = boot_state(g);
 
     // OAM DMA (NES map): a store to $4014 starts it; the step with DMA_ROW = 63 ends it.
     let [dma_start, dma_last, dma_more] = dma_control(g, opts, ea, [f_store, go], [dma_step, dma_row]);
+
     // ---- next values: one select each over boot, interrupt, the instruction's cases, else keep ----
     let pk = Picker { booting, take_int, exec };
-    let boot = boot_state_values;
     let targets = PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target };
     let cases = InstructionCases { a_cases, x_cases, y_cases, s_moved, f_txs, p_bit_cases, cyc_exec, cyc_int };
     let [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next] =
