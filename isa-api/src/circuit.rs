@@ -205,10 +205,12 @@ impl Op {
 /// [`crate::MachineDesc::validate`], so the builder itself never fails.
 #[derive(Clone, Debug, Default)]
 pub struct CircuitBuilder {
+    /// The circuit so far.
     pub circuit: Circuit,
 }
 
 impl CircuitBuilder {
+    /// An empty circuit.
     pub fn new() -> Self {
         Self::default()
     }
@@ -221,9 +223,11 @@ impl CircuitBuilder {
     pub fn width(&self, n: NodeId) -> u32 {
         self.circuit.nodes.get(n as usize).map_or(0, |x| x.width)
     }
+    /// A constant `value` of `width` bits (`value` must fit; [`Self::konst_masked`] masks it).
     pub fn konst(&mut self, width: u32, value: u64) -> NodeId {
         self.node(width, Op::Const { value })
     }
+    /// Register `reg`'s value at the start of the step (`width` bits, the register's declared width).
     pub fn reg(&mut self, reg: u32, width: u32) -> NodeId {
         self.node(width, Op::Reg { reg })
     }
@@ -231,39 +235,51 @@ impl CircuitBuilder {
     pub fn input(&mut self, port: u32, width: u32) -> NodeId {
         self.node(width, Op::Input { port })
     }
+    /// The word of memory `mem` at row `addr`, as committed before this step (`word_width` bits).
     pub fn load(&mut self, mem: u32, word_width: u32, addr: NodeId) -> NodeId {
         self.node(word_width, Op::Load { mem, addr })
     }
+    /// `a + b` modulo 2^width (`a`'s width; `b` as wide).
     pub fn add(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.node(self.width(a), Op::Add { a, b, cin: None })
     }
+    /// `a + b + cin` modulo 2^width (`cin` one bit).
     pub fn add_c(&mut self, a: NodeId, b: NodeId, cin: NodeId) -> NodeId {
         self.node(self.width(a), Op::Add { a, b, cin: Some(cin) })
     }
+    /// `a - b` modulo 2^width.
     pub fn sub(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.node(self.width(a), Op::Sub { a, b })
     }
+    /// Bitwise `a AND b`.
     pub fn and(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.node(self.width(a), Op::And { a, b })
     }
+    /// Bitwise `a OR b`.
     pub fn or(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.node(self.width(a), Op::Or { a, b })
     }
+    /// Bitwise `a XOR b`.
     pub fn xor(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.node(self.width(a), Op::Xor { a, b })
     }
+    /// Bitwise NOT of `a`.
     pub fn not(&mut self, a: NodeId) -> NodeId {
         self.node(self.width(a), Op::Not { a })
     }
+    /// `a` shifted by the constant `by` bits ([`ShiftKind`]: left, logical or arithmetic right).
     pub fn shift_const(&mut self, kind: ShiftKind, a: NodeId, by: u32) -> NodeId {
         self.node(self.width(a), Op::ShiftConst { kind, a, by })
     }
+    /// `a` shifted by the value of `by` bits ([`ShiftKind`]).
     pub fn shift(&mut self, kind: ShiftKind, a: NodeId, by: NodeId) -> NodeId {
         self.node(self.width(a), Op::Shift { kind, a, by })
     }
+    /// The comparison `a kind b` ([`CmpKind`]: equal, not equal, signed or unsigned less than, ...), one bit.
     pub fn cmp(&mut self, kind: CmpKind, a: NodeId, b: NodeId) -> NodeId {
         self.node(1, Op::Cmp { kind, a, b })
     }
+    /// `a == b`, one bit.
     pub fn eq(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.cmp(CmpKind::Eq, a, b)
     }
@@ -271,12 +287,15 @@ impl CircuitBuilder {
     pub fn mux(&mut self, sel: NodeId, if0: NodeId, if1: NodeId) -> NodeId {
         self.node(self.width(if0), Op::Mux { sel, if0, if1 })
     }
+    /// `a` zero-extended (or truncated) to `width` bits.
     pub fn zext(&mut self, a: NodeId, width: u32) -> NodeId {
         self.node(width, Op::Zext { a })
     }
+    /// `a` sign-extended to `width` bits.
     pub fn sext(&mut self, a: NodeId, width: u32) -> NodeId {
         self.node(width, Op::Sext { a })
     }
+    /// Bits `lo .. lo + width` of `a`.
     pub fn slice(&mut self, a: NodeId, lo: u32, width: u32) -> NodeId {
         self.node(width, Op::Slice { a, lo })
     }
@@ -284,16 +303,20 @@ impl CircuitBuilder {
     pub fn bit(&mut self, a: NodeId, i: u32) -> NodeId {
         self.slice(a, i, 1)
     }
+    /// `parts` side by side, the first in the low bits.
     pub fn concat(&mut self, parts: &[NodeId]) -> NodeId {
         let w = parts.iter().map(|p| self.width(*p)).sum();
         self.node(w, Op::Concat { parts: parts.to_vec() })
     }
+    /// The low half of `a * b` (`a`'s width).
     pub fn mul_lo(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.node(self.width(a), Op::MulLo { a, b })
     }
+    /// The high half of the double-width product `a * b`, each operand signed or unsigned.
     pub fn mul_hi(&mut self, a: NodeId, b: NodeId, signed_a: bool, signed_b: bool) -> NodeId {
         self.node(self.width(a), Op::MulHi { a, b, signed_a, signed_b })
     }
+    /// `table[index]`, `width` bits ([`Op::Lookup`]: entries beyond the table read 0, `index` at most 12 bits).
     pub fn lookup(&mut self, width: u32, table: Vec<u64>, index: NodeId) -> NodeId {
         self.node(width, Op::Lookup { table, index })
     }
@@ -313,6 +336,8 @@ impl CircuitBuilder {
     pub fn set_next(&mut self, reg: u32, value: NodeId) {
         self.circuit.next.push(RegNext { reg, value });
     }
+    /// Write `data` to memory `mem` at row `addr` in a step where `enable` is 1 (at most one write per memory
+    /// and step takes effect, at the commit).
     pub fn mem_write(&mut self, mem: u32, addr: NodeId, data: NodeId, enable: NodeId) {
         self.circuit.mem_writes.push(MemWrite { mem, addr, data, enable });
     }
@@ -320,9 +345,11 @@ impl CircuitBuilder {
     pub fn mem_clear(&mut self, mem: u32, enable: NodeId) {
         self.circuit.mem_clears.push(MemClear { mem, enable });
     }
+    /// Write `value` to output port `port` in a step where `enable` is 1.
     pub fn output(&mut self, port: u32, value: NodeId, enable: NodeId) {
         self.circuit.outputs.push(OutWrite { port, value, enable });
     }
+    /// The machine halts after a step where `bit` is 1.
     pub fn halt(&mut self, bit: NodeId) {
         self.circuit.halt = Some(bit);
     }
@@ -384,6 +411,7 @@ impl CircuitBuilder {
         self.sub(z, x)
     }
 
+    /// The circuit built.
     pub fn finish(self) -> Circuit {
         self.circuit
     }
