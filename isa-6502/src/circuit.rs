@@ -2417,11 +2417,8 @@ impl Picker {
 
 /// The instruction's cases of the registers, computed by the sections.
 struct InstructionCases {
-    a_cases: Vec<(NodeId, NodeId)>,
-    x_cases: Vec<(NodeId, NodeId)>,
-    y_cases: Vec<(NodeId, NodeId)>,
-    s_moved: NodeId,
-    f_txs: NodeId,
+    /// A's, X's and Y's cases and S's moved value ([`register_cases`]).
+    regs: RegisterCases,
     p_bit_cases: Vec<Vec<(NodeId, NodeId)>>,
     cyc_exec: NodeId,
     cyc_int: NodeId,
@@ -2436,7 +2433,7 @@ fn registers_next(g: &mut Gates, opts: &Mos6502Options, pk: Picker, boot: &BootS
     let CpuState6502 { pc, a, x, y, sp, p, cyc, .. } = *st;
     let BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc } = *boot;
     let PcTargets { pc_seq, taken, target, jump_abs, rts_target, rti_target, .. } = *targets;
-    let InstructionCases { a_cases, x_cases, y_cases, s_moved, f_txs, p_bit_cases, cyc_exec, cyc_int } = cases;
+    let InstructionCases { regs: RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, .. }, p_bit_cases, cyc_exec, cyc_int } = cases;
     let pc_cases = pk.with_default(g, vec![(taken, target), (jump_abs, op16), (f_jmp_ind, ptr16), (f_rts, rts_target), (f_rti, rti_target), (f_brk, ptr16)], pc_seq);
     let pc_next = pk.next(g, 16, i_pc, Some(ptr16), pc_cases, pc);
     let a_next = pk.next(g, 8, i_a, None, a_cases, a);
@@ -2730,14 +2727,14 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let AluStage { ax, a_and_op, is_axs, sum, sum_c, sum_v, arr, cases: alu_cases_ungated } = alu_stage(g, dec, [a, x, y], operand, &rmw_variants, rmw_val, alu_cin, flag_c);
 
     // ---- the registers' instruction cases (each select is exec AND a decoded flag) ----
-    let RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, transfers } =
+    let regs =
         register_cases(g, dec, exec, &state, &alu_cases_ungated, [operand, rmw_val, p0, sum], [is_axs, f_pla]);
 
     // ---- flags: each bit of P is one select over its sources (N and Z straight from every value an
     // instruction may set them by), so no intermediate "new P" is formed ----
     let alu = AluResults { sum, sum_c, sum_v, a_and_op, arr, cases: &alu_cases_ungated };
     let FlagCases { p_bit_cases, f_cli, f_sei } =
-        flag_cases(g, dec, exec, alu, &transfers, [operand, rmw_val, shift_c, p0], [f_brk, f_plp, f_rti]);
+        flag_cases(g, dec, exec, alu, &regs.transfers, [operand, rmw_val, shift_c, p0], [f_brk, f_plp, f_rti]);
 
     // ---- program counter ----
     let PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target } =
@@ -2776,7 +2773,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     // ---- next values: one select each over boot, interrupt, the instruction's cases, else keep ----
     let pk = Picker { booting, take_int, exec };
     let targets = PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target };
-    let cases = InstructionCases { a_cases, x_cases, y_cases, s_moved, f_txs, p_bit_cases, cyc_exec, cyc_int };
+    let cases = InstructionCases { regs, p_bit_cases, cyc_exec, cyc_int };
     let [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next] =
         registers_next(g, opts, pk, &boot, &state, &targets, cases, [op16, ptr16], [f_jmp_ind, f_rts, f_rti, f_brk], [int_seq, dma_last, dma_long]);
     let stop = match exits {
