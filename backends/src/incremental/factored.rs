@@ -100,7 +100,7 @@ impl Group {
     /// weights multiplied into `weights`.
     fn best(&self, x: &[f32], weights: &mut u64) -> Option<(f32, u32)> {
         let (mut pattern, mut zeros) = (0u32, 0u32);
-        let (mut bound, mut q) = (0f64, i32::MAX);
+        let (mut bound, mut sum, mut q) = (0f64, 0f64, i32::MAX);
         let mut finite = true;
         for (k, &c) in self.cols.iter().enumerate() {
             let xv = x[c as usize];
@@ -111,10 +111,15 @@ impl Group {
                 }
                 continue;
             }
-            if self.bit[k] != u8::MAX && xv > 0.0 {
-                pattern |= 1 << self.bit[k];
+            let term = self.mag[k] as f64 * xv.abs() as f64;
+            if self.bit[k] != u8::MAX {
+                // The chosen row's sign agrees with the input: its term is `|w x|`.
+                pattern |= ((xv > 0.0) as u32) << self.bit[k];
+                sum += term;
+            } else {
+                sum += term.copysign(self.sign[k] as f64 * xv as f64);
             }
-            bound += self.mag[k] as f64 * xv.abs() as f64;
+            bound += term;
             q = q.min(self.low[k] + low_bit(xv));
         }
         *weights += self.cols.len() as u64;
@@ -127,7 +132,11 @@ impl Group {
                 row = row.min(self.first[(pattern | s) as usize]);
                 s = (s - 1) & zeros;
             }
-            return Some((self.logit(pattern, x), row));
+            // Exact: every product `|w| |x|` of two f32 is exact in f64, and every partial sum is a multiple
+            // of 2^q within 2^(24 + q), so `sum` is the real logit, which f32 holds and the full product's
+            // f32 sum (in any order) reaches bit for bit; an all-zero input gives `+0`, as that sum does.
+            debug_assert_eq!((sum as f32).to_bits(), self.logit(pattern, x).to_bits());
+            return Some((sum as f32, row));
         }
         // Row by row, the first maximum as `argmax` takes it.
         *weights += (self.cols.len() * self.rows.len()) as u64;

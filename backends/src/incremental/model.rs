@@ -24,18 +24,21 @@ struct Projection {
     /// Per column: it holds a nonzero. Changes of the other inputs are ignored, and their values left out
     /// of the input's grid (they meet no weight).
     used: Vec<bool>,
-    /// The output feeds only `silu` (an MLP's `gate_proj`): a row whose old and new values are both below
-    /// [`SILU_ZERO_BELOW`] (where `silu` is exactly `-0`) is updated but not reported as changed.
+    /// The output feeds only `silu` (an MLP's `gate_proj`): a row whose old and new values both have an exact
+    /// zero `silu` ([`silu_quiet`]) is updated but not reported as changed.
     silu_input: bool,
 }
 
-/// `silu(x)` is exactly `-0` for every `x` below this (`sparse::model::silu`): a change between two such values
-/// changes nothing after `silu`.
+/// `silu(x)` is exactly `-0` for every `x` below this (`sparse::model::silu`).
 const SILU_ZERO_BELOW: f32 = -89.0;
 
+/// `silu(x)` is an exact zero: `x` below [`SILU_ZERO_BELOW`] (`-0`) or `x = ±0` (`silu(±0) = ±0`). A change
+/// between two such values changes nothing after the SwiGLU product but the sign of a zero, which no later
+/// stage sees (see [`swiglu`]). A woven unit's gate moves between `0` and `-128` whenever an input of an
+/// unselected AND changes: half of the MLP's changes on NES games were such zero-sign flips.
 #[inline(always)]
 fn silu_quiet(x: f32) -> bool {
-    x < SILU_ZERO_BELOW
+    x < SILU_ZERO_BELOW || x == 0.0
 }
 
 /// Per column of a CSC matrix: the largest `|w|`.
@@ -337,6 +340,11 @@ impl NormState {
 
 /// The SwiGLU product `silu(g) * u` (0 where either is 0, as the sparse executor), entry by entry, where
 /// `g` or `u` changed.
+///
+/// A zero stays the zero it was: an entry whose old and new values are both zero keeps its old bits (`+0` or
+/// `-0`) and is not reported as changed. Its only reader, `down_proj`, skips exact-zero inputs in the full
+/// product and adds nothing for them incrementally, so the sign of a zero never reaches a sum; so too a gate
+/// that moved between two [`silu_quiet`] values is not reported and its product not recomputed.
 #[inline(never)]
 fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
     act.begin();
@@ -350,7 +358,11 @@ fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
         }
     } else {
         for &i in g.ch().iter().chain(u.ch()) {
-            act.set(i as usize, f(i as usize));
+            let i = i as usize;
+            let v = f(i);
+            if !(v == 0.0 && act.v[i] == 0.0) {
+                act.set(i, v);
+            }
         }
     }
     act.finish_single_writes();
