@@ -291,7 +291,7 @@ impl Session for IncrementalSession<'_> {
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = self.state.counters();
-        vec![("tokens", c.tokens), ("incremental_products", c.incremental_products), ("full_products", c.full_products), ("weights_read", c.weights_read)]
+        vec![("tokens", c.tokens), ("incremental_products", c.incremental_products), ("full_products", c.full_products), ("weights_read", c.weights_read), ("settled_writes", c.settled_writes)]
     }
     fn fork(&self) -> Option<Box<dyn Session + '_>> {
         Some(Box::new(IncrementalSession { model: self.model, state: self.state.clone() }))

@@ -6,7 +6,7 @@ use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
-use crate::sparse::model::{attend, conv_history, l2_scaled, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head, CheckedWeights};
+use crate::sparse::model::{attend, conv_history, l2_scaled, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head_settled, CheckedWeights};
 use crate::sparse::SparseMatrix;
 use crate::tensor::{HostTensor, WeightMap};
 
@@ -451,6 +451,10 @@ struct DeltaNet {
     /// When no v channel has conv history: the v rows `[nv * d_v]` of `in_proj_qkv` as row lists, computed
     /// only for a head that writes (v is read nowhere else), in the full product's order.
     v_rows: Option<RowLists>,
+    /// With `v_rows`: per input column `c`, the value heads whose v rows read it are
+    /// `v_readers.1[v_readers.0[c]..v_readers.0[c + 1]]` (a change of `c` unsettles them, see
+    /// `DeltaState::settled`).
+    v_readers: Option<(Vec<u32>, Vec<u32>)>,
     /// `in_proj_z`, or when every value head's `d_v` rows are identical ([`z_per_head`]) one row per head
     /// `[nv, hidden]` (`z_per_head` set): equal rows give equal products bit for bit, so each head's gate
     /// is that row's value in every entry.
@@ -503,6 +507,29 @@ impl RowLists {
 
 /// Split a CSC matrix at row `at`: the rows above as a CSC matrix of the same shape (the others empty), the
 /// rows from `at` on as row lists (row `r - at`).
+/// Per input column `[hidden]`: the value heads (`d_v` rows each) of `rows` that read it, as CSR-like offsets
+/// and head lists (each head once per column).
+fn v_readers(rows: &RowLists, dv: usize, hidden: usize) -> (Vec<u32>, Vec<u32>) {
+    let heads = (rows.ptr.len() - 1) / dv;
+    let mut per_col: Vec<Vec<u32>> = vec![Vec::new(); hidden];
+    for h in 0..heads {
+        let (a, b) = (rows.ptr[h * dv] as usize, rows.ptr[(h + 1) * dv] as usize);
+        for &c in &rows.cols[a..b] {
+            let l = &mut per_col[c as usize];
+            if l.last() != Some(&(h as u32)) {
+                l.push(h as u32);
+            }
+        }
+    }
+    let mut ptr = vec![0u32];
+    let mut list = Vec::new();
+    for l in per_col {
+        list.extend(l);
+        ptr.push(list.len() as u32);
+    }
+    (ptr, list)
+}
+
 fn split_rows(m: &SparseMatrix, at: usize) -> (SparseMatrix, RowLists) {
     let (ptr, idx, vals) = m.csc().expect("CSC");
     let (rows, cols) = m.shape();
@@ -578,14 +605,16 @@ struct Layer {
     down: Projection,
 }
 
-/// Work counted over a session (for benchmarks): products updated incrementally or computed in full, and
-/// the nonzero weights they multiplied.
+/// Work counted over a session (for benchmarks): products updated incrementally or computed in full, the
+/// nonzero weights they multiplied, and the DeltaNet writes skipped as settled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     pub tokens: u64,
     pub incremental_products: u64,
     pub full_products: u64,
     pub weights_read: u64,
+    /// DeltaNet head writes skipped as settled (see `DeltaState::settled`): each would have changed nothing.
+    pub settled_writes: u64,
 }
 
 /// One token's embedding row (see `IncrementalModel::embed_rows`).
@@ -656,7 +685,12 @@ struct DeltaState {
     z_head: Vec<f32>,
     /// Scratch `[d_v]`: a writing head's v when v is computed per head (`DeltaNet::v_rows`).
     v_head: Vec<f32>,
-    /// Scratch `[2 d_v]` of [`write_head`].
+    /// Per value head (with `DeltaNet::v_rows`): its last write found `v - S^T k` exactly zero (a write that
+    /// changed nothing), and since then neither its state, nor its key head's k channels, nor an input its v
+    /// rows read has changed: the write of this token would compute the same `v` and `S^T k` and change
+    /// nothing again, so it is skipped (and `v` not computed).
+    settled: Vec<bool>,
+    /// Scratch `[2 d_v]` of [`write_head_settled`].
     write_scratch: Vec<f32>,
     /// The one-hot query and key groups' live rows (`DeltaNet::onehot`).
     onehot: SiluGroupsState,
@@ -878,6 +912,7 @@ impl IncrementalModel {
                         let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
                         (Projection::from_matrix(qk), Some(v))
                     };
+                    let v_readers = v_rows.as_ref().map(|rows| v_readers(rows, cfg.linear_value_head_dim, cfg.hidden_size));
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
                     let z_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_z.weight"))?);
@@ -889,6 +924,7 @@ impl IncrementalModel {
                     Mixer::Linear(DeltaNet {
                         qkv,
                         v_rows,
+                        v_readers,
                         z,
                         z_per_head,
                         b: proj(&format!("{a}.in_proj_b.weight"))?,
@@ -1021,6 +1057,7 @@ impl IncrementalModel {
                         z_head: vec![0.0; dv],
                         v_head: vec![0.0; dv],
                         write_scratch: vec![0.0; 2 * dv],
+                        settled: vec![false; nv],
                         onehot: SiluGroupsState::default(),
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
@@ -1309,6 +1346,22 @@ impl IncrementalModel {
         for &j in ds.z.y.ch() {
             z_dirty[j as usize / z_rows] = true;
         }
+        // Heads whose write may do something again (see `DeltaState::settled`).
+        if let Some((ptr, heads)) = &d.v_readers {
+            if first {
+                ds.settled.fill(false);
+            } else {
+                for &c in x.ch() {
+                    for &h in &heads[ptr[c as usize] as usize..ptr[c as usize + 1] as usize] {
+                        ds.settled[h as usize] = false;
+                    }
+                }
+                let per_k = nv / nk;
+                for (ki, _) in k_dirty.iter().enumerate().filter(|(_, d)| **d) {
+                    ds.settled[ki * per_k..(ki + 1) * per_k].fill(false);
+                }
+            }
+        }
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
         let same = |a: &Option<Vec<(u32, f32)>>, b: &Option<Vec<(u32, f32)>>| match (a, b) {
             (None, None) => true,
@@ -1383,10 +1436,12 @@ impl IncrementalModel {
                 let decay = ds.decay[hv];
                 stt.iter_mut().for_each(|e| *e *= decay);
                 s_changed = true;
+                ds.settled[hv] = false;
                 // A factor in [0, 1] keeps the state within its bound.
                 ds.bounded[hv] &= (0.0..=1.0).contains(&decay);
             }
-            if let (true, Some(kv)) = (ds.beta[hv] != 0.0, &ds.kh[ki]) {
+            n.settled_writes += (ds.beta[hv] != 0.0 && ds.settled[hv]) as u64;
+            if let (true, false, Some(kv)) = (ds.beta[hv] != 0.0, ds.settled[hv], &ds.kh[ki]) {
                 let vh = match &d.v_rows {
                     None => &v[hv * dv..(hv + 1) * dv],
                     Some(rows) => {
@@ -1400,7 +1455,9 @@ impl IncrementalModel {
                         &ds.v_head[..]
                     }
                 };
-                if write_head(stt, kv, vh, ds.beta[hv], &mut ds.write_scratch) {
+                let (changed, settled) = write_head_settled(stt, kv, vh, ds.beta[hv], &mut ds.write_scratch);
+                ds.settled[hv] = settled && d.v_readers.is_some();
+                if changed {
                     s_changed = true;
                     ds.bounded[hv] &= kv.iter().all(|(r, _)| stt[*r as usize * dv..(*r as usize + 1) * dv].iter().all(|e| e.abs() <= STATE_BOUND));
                 }

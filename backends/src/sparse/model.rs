@@ -507,6 +507,12 @@ pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<(u32, f32)>> {
 /// S += k delta^T`. `scratch` holds at least `2 d_v` entries (overwritten). Returns whether any entry of
 /// `delta` is nonzero (otherwise `S` is unchanged).
 pub(crate) fn write_head(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f32, scratch: &mut [f32]) -> bool {
+    write_head_settled(st, kv, vv, beta, scratch).0
+}
+
+/// [`write_head`], also returning whether the head was *settled*: `v - S^T k` was exactly zero in every entry
+/// (then `delta` is zero for every finite `beta` and `S` is unchanged). Returns `(changed, settled)`.
+pub(crate) fn write_head_settled(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f32, scratch: &mut [f32]) -> (bool, bool) {
     let dv = vv.len();
     let (mem, delta) = scratch[..2 * dv].split_at_mut(dv);
     mem.fill(0.0);
@@ -516,11 +522,14 @@ pub(crate) fn write_head(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f3
             *m += sv * kr;
         }
     }
+    let mut settled = true;
     for ((d, v), m) in delta.iter_mut().zip(vv).zip(mem.iter()) {
-        *d = (v - m) * beta;
+        let diff = v - m;
+        settled &= diff == 0.0;
+        *d = diff * beta;
     }
     if delta.iter().all(|d| *d == 0.0) {
-        return false;
+        return (false, settled);
     }
     let delta = &*delta;
     for &(r, kr) in kv {
@@ -529,7 +538,7 @@ pub(crate) fn write_head(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f3
             *sv += kr * dl;
         }
     }
-    true
+    (true, false)
 }
 
 /// One value head's read `o = S^T q` from its state `st` `[d_k, d_v]` (`q` as its nonzero entries,
