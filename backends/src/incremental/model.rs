@@ -6,7 +6,7 @@ use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
-use crate::sparse::model::{attend, conv_history, l2_scaled, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head_settled, CheckedWeights};
+use crate::sparse::model::{attend, conv_history, l2_scaled_into, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head_settled, CheckedWeights};
 use crate::sparse::SparseMatrix;
 use crate::tensor::{HostTensor, WeightMap};
 
@@ -690,6 +690,8 @@ struct DeltaState {
     /// rows read has changed: the write of this token would compute the same `v` and `S^T k` and change
     /// nothing again, so it is skipped (and `v` not computed).
     settled: Vec<bool>,
+    /// Scratch: a normalised q or k before it is kept (see `sparse::model::l2_scaled_into`).
+    l2_scratch: Vec<(u32, f32)>,
     /// Scratch `[2 d_v]` of [`write_head_settled`].
     write_scratch: Vec<f32>,
     /// The one-hot query and key groups' live rows (`DeltaNet::onehot`).
@@ -1058,6 +1060,7 @@ impl IncrementalModel {
                         v_head: vec![0.0; dv],
                         write_scratch: vec![0.0; 2 * dv],
                         settled: vec![false; nv],
+                        l2_scratch: Vec::new(),
                         onehot: SiluGroupsState::default(),
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
@@ -1363,23 +1366,31 @@ impl IncrementalModel {
             }
         }
         let scale = (1.0 / (dk as f64).sqrt()) as f32;
-        let same = |a: &Option<Vec<(u32, f32)>>, b: &Option<Vec<(u32, f32)>>| match (a, b) {
-            (None, None) => true,
-            (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits()),
-            _ => false,
+        // Normalised q and k into a scratch list, kept (swapped in) where they changed: no allocation.
+        let mut buf = std::mem::take(&mut ds.l2_scratch);
+        let put = |slot: &mut Option<Vec<(u32, f32)>>, some: bool, buf: &mut Vec<(u32, f32)>| match (some, slot.as_mut()) {
+            (false, _) => *slot = None,
+            (true, Some(v)) => std::mem::swap(v, buf),
+            (true, None) => *slot = Some(std::mem::take(buf)),
         };
         for i in 0..nk {
             if q_dirty[i] {
-                let q = l2_scaled(&ds.act.v[i * dk..(i + 1) * dk], scale);
-                if !same(&q, &ds.qh[i]) {
+                let some = l2_scaled_into(&ds.act.v[i * dk..(i + 1) * dk], scale, &mut buf);
+                let same = match &ds.qh[i] {
+                    None => !some,
+                    Some(old) => some && old.len() == buf.len() && old.iter().zip(&buf).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits()),
+                };
+                if !same {
                     q_changed[i] = true;
-                    ds.qh[i] = q;
+                    put(&mut ds.qh[i], some, &mut buf);
                 }
             }
             if k_dirty[i] {
-                ds.kh[i] = l2_scaled(&ds.act.v[key_dim + i * dk..key_dim + (i + 1) * dk], 1.0);
+                let some = l2_scaled_into(&ds.act.v[key_dim + i * dk..key_dim + (i + 1) * dk], 1.0, &mut buf);
+                put(&mut ds.kh[i], some, &mut buf);
             }
         }
+        ds.l2_scratch = buf;
         let beta_of = |hv: usize, b: &[f32]| sigmoid(b[hv]);
         let decay_of = |hv: usize, a: &[f32]| (d.neg_a[hv] * softplus(a[hv] + d.dt_bias[hv])).exp();
         if first {

@@ -493,13 +493,24 @@ impl SparseModel {
 /// exactly zero too: `0 * rsqrt(0 + 1e-6) = 0`), which skips the head's read or write. The zero entries
 /// are left out of the sum of squares: adding `+0` changes no f32 sum, so the result is the dense one's.
 pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<(u32, f32)>> {
-    let nz: Vec<(u32, f32)> = u.iter().enumerate().filter(|(_, e)| **e != 0.0).map(|(i, e)| (i as u32, *e)).collect();
-    if nz.is_empty() {
-        return None;
+    let mut out = Vec::new();
+    l2_scaled_into(u, mul, &mut out).then_some(out)
+}
+
+/// [`l2_scaled`] into `out` (cleared first, its allocation kept): returns `false` where that returns `None`.
+pub(crate) fn l2_scaled_into(u: &[f32], mul: f32, out: &mut Vec<(u32, f32)>) -> bool {
+    out.clear();
+    out.extend(u.iter().enumerate().filter(|(_, e)| **e != 0.0).map(|(i, e)| (i as u32, *e)));
+    if out.is_empty() {
+        return false;
     }
-    let ss = nz.iter().map(|(_, e)| e * e).sum::<f32>();
+    let ss = out.iter().map(|(_, e)| e * e).sum::<f32>();
     let r = 1.0 / (ss + 1e-6).sqrt();
-    Some(nz.into_iter().map(|(i, e)| (i, (e * r) * mul)).filter(|(_, e)| *e != 0.0).collect())
+    for e in out.iter_mut() {
+        e.1 = (e.1 * r) * mul;
+    }
+    out.retain(|(_, e)| *e != 0.0);
+    true
 }
 
 /// The delta rule's write into one value head's state `st` `[d_k, d_v]` with key `kv` (its nonzero
