@@ -96,9 +96,21 @@ impl Group {
         acc
     }
 
-    /// The group's first maximum `(logit, row)` for input `x`, or `None` when a logit is NaN. Counts the
-    /// weights multiplied into `weights`.
-    fn best(&self, x: &[f32], weights: &mut u64) -> Option<(f32, u32)> {
+    /// The term of column `k` in the group's best row for input value `v` (f64): `|w v|` in a pattern
+    /// column (the best row's sign agrees with `v`), `w v` in a fixed one, `0` for `v = ±0`.
+    #[inline]
+    fn term(&self, k: usize, v: f32) -> f64 {
+        if v == 0.0 {
+            return 0.0;
+        }
+        let t = self.mag[k] as f64 * v.abs() as f64;
+        if self.bit[k] != u8::MAX { t } else { t.copysign(self.sign[k] as f64 * v as f64) }
+    }
+
+    /// The group's first maximum `(logit, row)` for input `x`, or `None` when a logit is NaN, with the sum
+    /// of the best row's terms and `Σ |w x|` (f64; see [`FactoredState`]). Counts the weights multiplied into
+    /// `weights`.
+    fn best(&self, x: &[f32], weights: &mut u64) -> (Option<(f32, u32)>, f64, f64) {
         let (mut pattern, mut zeros) = (0u32, 0u32);
         let (mut bound, mut sum, mut q) = (0f64, 0f64, i32::MAX);
         let mut finite = true;
@@ -136,7 +148,7 @@ impl Group {
             // of 2^q within 2^(24 + q), so `sum` is the real logit, which f32 holds and the full product's
             // f32 sum (in any order) reaches bit for bit; an all-zero input gives `+0`, as that sum does.
             debug_assert_eq!((sum as f32).to_bits(), self.logit(pattern, x).to_bits());
-            return Some((sum as f32, row));
+            return (Some((sum as f32, row)), sum, bound);
         }
         // Row by row, the first maximum as `argmax` takes it.
         *weights += (self.cols.len() * self.rows.len()) as u64;
@@ -144,13 +156,13 @@ impl Group {
         for &(r, p) in &self.rows {
             let v = self.logit(p, x);
             if v.is_nan() {
-                return None;
+                return (None, sum, bound);
             }
             if best.is_none_or(|(b, _)| v > b) {
                 best = Some((v, r));
             }
         }
-        best
+        (best, sum, bound)
     }
 }
 
@@ -444,6 +456,8 @@ pub struct FactoredHead {
     /// Per input column: the groups reading it are `col_groups[col_ptr[c]..col_ptr[c + 1]]`.
     col_ptr: Vec<u32>,
     col_groups: Vec<u32>,
+    /// Beside `col_groups`: the column's position in that group's `cols`.
+    col_pos: Vec<u32>,
     /// The rows in no group (lm_head row indices, ascending).
     pub plain: Vec<u32>,
     /// Those rows as a CSC matrix `[plain.len(), hidden]`: its row `k` is lm_head row `plain[k]`.
@@ -464,6 +478,10 @@ impl FactoredHead {
             return None;
         }
         let (col_ptr, col_groups) = column_index(&groups, cols);
+        let col_pos = (0..cols)
+            .flat_map(|c| col_groups[col_ptr[c] as usize..col_ptr[c + 1] as usize].iter().map(move |&g| (c, g)))
+            .map(|(c, g)| groups[g as usize].cols.binary_search(&(c as u32)).expect("the group reads the column") as u32)
+            .collect();
         // The plain rows as their own CSC matrix (local row k is row plain[k]).
         let plain: Vec<u32> = (0..rows as u32).filter(|r| !grouped[*r as usize]).collect();
         let mut local = vec![u32::MAX; rows];
@@ -482,7 +500,7 @@ impl FactoredHead {
             pp.push(pi.len() as u32);
         }
         let plain_matrix = SparseMatrix::from_csc(plain.len(), cols, pp, pi, pv);
-        Some(Self { groups, col_ptr, col_groups, plain, plain_matrix })
+        Some(Self { groups, col_ptr, col_groups, col_pos, plain, plain_matrix })
     }
 
     /// Number of groups.
@@ -491,17 +509,31 @@ impl FactoredHead {
     }
 }
 
-/// Per sequence: each group's first maximum, kept from token to token.
+/// Per sequence: each group's first maximum, kept from token to token, and per group the sum of its best
+/// row's terms and `Σ |w x|`, kept (in f64) as inputs change.
+///
+/// The kept sum is an upper bound of the group's best logit once a slack covers the f64 updates' rounding
+/// and the f32 sum's (the best logit is the exact real sum where [`Group`]'s check holds, within `n 2^-24
+/// Σ |w x|` of it otherwise): a changed group whose bound is below a logit already found cannot hold the
+/// first maximum, so it is not computed but marked *stale* (its kept answer no longer holds) until a later
+/// token computes it; a stale group whose bound reaches the best found is computed. The answer is the first
+/// maximum over exact answers only.
 #[derive(Clone, Debug, Default)]
 pub struct FactoredState {
-    /// Per group: `(logit, row)` of its first maximum (valid when `fresh`).
+    /// Per group: `(logit, row)` of its first maximum (valid when `fresh` and not `stale`).
     best: Vec<(f32, u32)>,
-    /// The kept answers hold for the previous token's input.
+    /// Per group: the best row's terms summed, and `Σ |w x|`, updated by each input change.
+    sum: Vec<f64>,
+    mag: Vec<f64>,
+    /// Per group: its input changed since its answer was computed.
+    stale: Vec<bool>,
+    /// The kept answers and sums hold for the previous token's input.
     fresh: bool,
-    /// Scratch: per group, whether this token must compute it again.
-    dirty: Vec<bool>,
-    dirty_list: Vec<u32>,
 }
+
+/// Relative slack of a group's kept bound (see [`FactoredState`]): above the f32 sum's rounding (at most
+/// `64 · 2^-24` of `Σ |w x|` for a group of up to 64 columns) and the f64 updates' (`2^-53` each).
+const BOUND_SLACK: f64 = 1.0 / 1024.0;
 
 impl FactoredState {
     /// Forget the kept answers (the next update computes every group).
@@ -511,41 +543,74 @@ impl FactoredState {
 }
 
 impl FactoredHead {
-    /// Bring every group whose input changed up to date (`changed`: the input entries this token changed;
-    /// every group when the kept answers are not fresh), then return the first maximum over the groups as
-    /// `(logit, row)`, or `None` when a group's logit is NaN (the kept answers are then dropped).
-    pub fn update(&self, st: &mut FactoredState, x: &[f32], changed: &[u32], weights: &mut u64) -> Option<(f32, u32)> {
-        if !st.fresh || st.best.len() != self.groups.len() {
+    /// The first maximum `(logit, row)` over `floor` (the plain rows' first maximum, if any) and the groups,
+    /// for input `x`, whose entries `changed` held `old` at the previous call (every group is computed when
+    /// the kept answers are not fresh); `None` when a group's logit is NaN (the kept answers are then dropped).
+    pub fn update(&self, st: &mut FactoredState, x: &[f32], changed: &[u32], old: &[f32], floor: Option<(f32, u32)>, weights: &mut u64) -> Option<(f32, u32)> {
+        let n = self.groups.len();
+        let better = |a: (f32, u32), b: Option<(f32, u32)>| b.is_none_or(|(bv, br)| a.0 > bv || (a.0 == bv && a.1 < br));
+        let finite = changed.iter().zip(old).all(|(&c, o)| x[c as usize].is_finite() && o.is_finite());
+        if !st.fresh || st.best.len() != n || !finite {
             st.best.clear();
-            for g in &self.groups {
-                match g.best(x, weights) {
-                    Some(b) => st.best.push(b),
-                    None => {
-                        st.fresh = false;
-                        return None;
-                    }
-                }
+            st.sum = vec![0.0; n];
+            st.mag = vec![0.0; n];
+            for (gi, g) in self.groups.iter().enumerate() {
+                let (b, sum, mag) = g.best(x, weights);
+                let Some(b) = b else {
+                    st.fresh = false;
+                    return None;
+                };
+                st.best.push(b);
+                (st.sum[gi], st.mag[gi]) = (sum, mag);
             }
-            st.dirty = vec![false; self.groups.len()];
+            st.stale = vec![false; n];
             st.fresh = true;
         } else {
-            dirty_groups(&self.col_ptr, &self.col_groups, changed, &mut st.dirty, &mut st.dirty_list);
-            let mut nan = false;
-            for &g in &st.dirty_list {
-                match self.groups[g as usize].best(x, weights) {
-                    Some(b) => st.best[g as usize] = b,
-                    None => nan = true,
+            // Each change moves the sums of the groups reading it, whose answers become stale.
+            for (&c, &o) in changed.iter().zip(old) {
+                let (c, v) = (c as usize, x[c as usize]);
+                for p in self.col_ptr[c] as usize..self.col_ptr[c + 1] as usize {
+                    let (g, k) = (self.col_groups[p] as usize, self.col_pos[p] as usize);
+                    let gr = &self.groups[g];
+                    st.sum[g] += gr.term(k, v) - gr.term(k, o);
+                    st.mag[g] += gr.mag[k] as f64 * (v.abs() as f64 - o.abs() as f64);
+                    st.stale[g] = true;
                 }
             }
-            if nan {
-                st.fresh = false;
-                return None;
+        }
+        let mut best = floor;
+        for g in 0..n {
+            if !st.stale[g] && better(st.best[g], best) {
+                best = Some(st.best[g]);
             }
         }
-        let mut best: Option<(f32, u32)> = None;
-        for &(v, r) in &st.best {
-            if best.is_none_or(|(bv, br)| v > bv || (v == bv && r < br)) {
-                best = Some((v, r));
+        // The stale group of the highest bound first (the likely winner), then every other stale group whose
+        // bound reaches the best found so far; the others stay stale.
+        #[inline(always)]
+        fn bound(st: &FactoredState, g: usize) -> f64 {
+            st.sum[g] + st.mag[g].abs() * BOUND_SLACK
+        }
+        let mut top = (f64::NEG_INFINITY, None);
+        for g in 0..n {
+            if st.stale[g] {
+                let b = bound(st, g);
+                if top.1.is_none() || b > top.0 || b.is_nan() {
+                    top = (b, Some(g));
+                }
+            }
+        }
+        for g in top.1.into_iter().chain(0..n) {
+            if !st.stale[g] || best.is_some_and(|(bv, _)| bound(st, g) < bv as f64) {
+                continue;
+            }
+            let (b, sum, mag) = self.groups[g].best(x, weights);
+            let Some(b) = b else {
+                st.fresh = false;
+                return None;
+            };
+            (st.best[g], st.sum[g], st.mag[g], st.stale[g]) = (b, sum, mag, false);
+            if better(b, best) {
+                best = Some(b);
             }
         }
         best
@@ -609,9 +674,14 @@ mod tests {
         let mut x = vec![1f32; hidden];
         let mut w = 0u64;
         for step in 0..3000 {
-            let mut changed = Vec::new();
+            let (mut changed, mut old) = (Vec::new(), Vec::new());
             for _ in 0..(rnd() % 3) {
                 let j = (rnd() % hidden as u64) as usize;
+                if changed.contains(&(j as u32)) {
+                    continue; // an entry changes at most once per token, as in a `Tracked` vector
+                }
+                changed.push(j as u32);
+                old.push(x[j]);
                 x[j] = match rnd() % 6 {
                     0 => 0.0,
                     1 => -0.0,
@@ -620,12 +690,13 @@ mod tests {
                     4 => 2f32.powi(30), // the exactness bound fails: row by row
                     _ => 1.0,
                 };
-                changed.push(j as u32);
             }
             let full = m.matvec(&x);
             let plain_logits = f.plain_matrix.matvec(&x);
+            // The plain row's logit as the floor on odd steps (the groups may then skip more), none on even.
+            let floor = (step % 2 == 1).then(|| (plain_logits[0], f.plain[0]));
             let mut want = (f32::NEG_INFINITY, u32::MAX);
-            if let Some((v, r)) = f.update(&mut st, &x, &changed, &mut w) {
+            if let Some((v, r)) = f.update(&mut st, &x, &changed, &old, floor, &mut w) {
                 want = (v, r);
             }
             for (k, &r) in f.plain.iter().enumerate() {

@@ -1140,7 +1140,9 @@ impl IncrementalModel {
             }
             plain_best = Some((v[i], split.groups.plain[i]));
         }
-        let Some(group_best) = split.groups.update(&mut hs.groups, &x.v, x.ch(), &mut n.weights_read) else {
+        // The plain rows' maximum also lets the groups skip those that cannot reach it.
+        let floor = plain_best.filter(|(v, _)| !v.is_nan());
+        let Some(group_best) = split.groups.update(&mut hs.groups, &x.v, x.ch(), x.old(), floor, &mut n.weights_read) else {
             return Ok(self.full_argmax(x, n));
         };
         Ok(match plain_best {
