@@ -6,7 +6,7 @@ use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
-use crate::sparse::model::{attend, conv_history, l2_scaled_into, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head_settled, CheckedWeights};
+use crate::sparse::model::{attend, conv_history, l2_normalise, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head_settled, CheckedWeights};
 use crate::sparse::SparseMatrix;
 use crate::tensor::{HostTensor, WeightMap};
 
@@ -690,6 +690,9 @@ struct DeltaState {
     /// rows read has changed: the write of this token would compute the same `v` and `S^T k` and change
     /// nothing again, so it is skipped (and `v` not computed).
     settled: Vec<bool>,
+    /// Per key head, q then k (`2 nk` lists): the channels of the head (`0..d_k`, ascending) whose act is
+    /// nonzero, kept from the act's changes: a head's q or k is normalised from them, not from all `d_k`.
+    nonzero: Vec<Vec<u32>>,
     /// Scratch: a normalised q or k before it is kept (see `sparse::model::l2_scaled_into`).
     l2_scratch: Vec<(u32, f32)>,
     /// Scratch `[2 d_v]` of [`write_head_settled`].
@@ -1061,6 +1064,7 @@ impl IncrementalModel {
                         write_scratch: vec![0.0; 2 * dv],
                         settled: vec![false; nv],
                         l2_scratch: Vec::new(),
+                        nonzero: vec![Vec::new(); 2 * nk],
                         onehot: SiluGroupsState::default(),
                     })),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
@@ -1339,12 +1343,32 @@ impl IncrementalModel {
         for f in [&mut *q_dirty, &mut *k_dirty, &mut *q_changed, &mut *z_dirty] {
             f.fill(first);
         }
-        for &ch in ds.act.ch() {
+        if first {
+            for (h, nz) in ds.nonzero.iter_mut().enumerate() {
+                let base = h * dk;
+                nz.clear();
+                nz.extend((0..dk as u32).filter(|&j| ds.act.v[base + j as usize] != 0.0));
+            }
+        }
+        for (k, &ch) in ds.act.ch().iter().enumerate() {
             let ch = ch as usize;
-            if ch < key_dim {
-                q_dirty[ch / dk] = true;
-            } else if ch < 2 * key_dim {
-                k_dirty[(ch - key_dim) / dk] = true;
+            if ch < 2 * key_dim {
+                if ch < key_dim {
+                    q_dirty[ch / dk] = true;
+                } else {
+                    k_dirty[(ch - key_dim) / dk] = true;
+                }
+                let (was, is) = (ds.act.old()[k] != 0.0, ds.act.v[ch] != 0.0);
+                if was != is && !first {
+                    let (nz, j) = (&mut ds.nonzero[ch / dk], (ch % dk) as u32);
+                    match (nz.binary_search(&j), is) {
+                        (Err(at), true) => nz.insert(at, j),
+                        (Ok(at), false) => {
+                            nz.remove(at);
+                        }
+                        _ => unreachable!("the nonzero list follows the act"),
+                    }
+                }
             }
         }
         let z_rows = if d.z_per_head { 1 } else { dv };
@@ -1376,8 +1400,13 @@ impl IncrementalModel {
             (true, None) => *slot = Some(std::mem::take(buf)),
         };
         for i in 0..nk {
+            let gather = |h: usize, buf: &mut Vec<(u32, f32)>| {
+                buf.clear();
+                buf.extend(ds.nonzero[h].iter().map(|&j| (j, ds.act.v[h * dk + j as usize])));
+            };
             if q_dirty[i] {
-                let some = l2_scaled_into(&ds.act.v[i * dk..(i + 1) * dk], scale, &mut buf);
+                gather(i, &mut buf);
+                let some = l2_normalise(&mut buf, scale);
                 let same = match &ds.qh[i] {
                     None => !some,
                     Some(old) => some && old.len() == buf.len() && old.iter().zip(&buf).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits()),
@@ -1388,7 +1417,8 @@ impl IncrementalModel {
                 }
             }
             if k_dirty[i] {
-                let some = l2_scaled_into(&ds.act.v[key_dim + i * dk..key_dim + (i + 1) * dk], 1.0, &mut buf);
+                gather(nk + i, &mut buf);
+                let some = l2_normalise(&mut buf, 1.0);
                 put(&mut ds.kh[i], some, &mut buf);
             }
         }

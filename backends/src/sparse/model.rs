@@ -501,6 +501,13 @@ pub(crate) fn l2_scaled(u: &[f32], mul: f32) -> Option<Vec<(u32, f32)>> {
 pub(crate) fn l2_scaled_into(u: &[f32], mul: f32, out: &mut Vec<(u32, f32)>) -> bool {
     out.clear();
     out.extend(u.iter().enumerate().filter(|(_, e)| **e != 0.0).map(|(i, e)| (i as u32, *e)));
+    l2_normalise(out, mul)
+}
+
+/// The second half of [`l2_scaled_into`]: `out` holds the nonzero entries `(index, value)` of a vector in
+/// ascending index order; they become the normalised entries times `mul` (those that stay nonzero). Returns
+/// `false` (and leaves `out` empty) when there are none.
+pub(crate) fn l2_normalise(out: &mut Vec<(u32, f32)>, mul: f32) -> bool {
     if out.is_empty() {
         return false;
     }
