@@ -532,7 +532,9 @@ pub struct FactoredState {
 }
 
 /// Relative slack of a group's kept bound (see [`FactoredState`]): above the f32 sum's rounding (at most
-/// `64 · 2^-24` of `Σ |w x|` for a group of up to 64 columns) and the f64 updates' (`2^-53` each).
+/// `n · 2^-24` of `Σ |w x|` for a group of `n` columns: this covers `n` up to `2^14`; the woven lm_heads' have
+/// at most 45) and the f64 updates' (`2^-53` of the sums' magnitude each, summed since the group was last
+/// computed).
 const BOUND_SLACK: f64 = 1.0 / 1024.0;
 
 impl FactoredState {

@@ -784,7 +784,7 @@ pub struct IncrementalState {
     prev_token: Option<u32>,
     /// The residual stream (`2 L + 2`): the embedding's output, then per layer its input and the sum after its
     /// mixer, then the final norm's input. A layer's input is up to date at the entries the layer reads or
-    /// writes; elsewhere it may hold a stale value of the same magnitude (see [`IncrementalModel::route`]).
+    /// writes; elsewhere it may hold a stale value of the same magnitude (see [`route`]).
     h: Vec<Tracked>,
     /// A zero vector that never changes: the mixer output of a layer whose mixer adds exactly 0.
     zero: Tracked,
