@@ -451,10 +451,9 @@ struct DeltaNet {
     /// When no v channel has conv history: the v rows `[nv * d_v]` of `in_proj_qkv` as row lists, computed
     /// only for a head that writes (v is read nowhere else), in the full product's order.
     v_rows: Option<RowLists>,
-    /// With `v_rows`: per input column `c`, the value heads whose v rows read it are
-    /// `v_readers.1[v_readers.0[c]..v_readers.0[c + 1]]` (a change of `c` unsettles them, see
-    /// `DeltaState::settled`).
-    v_readers: Option<(Vec<u32>, Vec<u32>)>,
+    /// With `v_rows`: per value head `h`, the input columns its v rows read are
+    /// `v_cols.1[v_cols.0[h]..v_cols.0[h + 1]]` (a change of one unsettles the head, see `DeltaState::settled`).
+    v_cols: Option<(Vec<u32>, Vec<u32>)>,
     /// `in_proj_z`, or when every value head's `d_v` rows are identical ([`z_per_head`]) one row per head
     /// `[nv, hidden]` (`z_per_head` set): equal rows give equal products bit for bit, so each head's gate
     /// is that row's value in every entry.
@@ -507,24 +506,18 @@ impl RowLists {
 
 /// Split a CSC matrix at row `at`: the rows above as a CSC matrix of the same shape (the others empty), the
 /// rows from `at` on as row lists (row `r - at`).
-/// Per input column `[hidden]`: the value heads (`d_v` rows each) of `rows` that read it, as CSR-like offsets
-/// and head lists (each head once per column).
-fn v_readers(rows: &RowLists, dv: usize, hidden: usize) -> (Vec<u32>, Vec<u32>) {
+/// Per value head (`d_v` rows each) of `rows`: the input columns its rows read, ascending, each once, as
+/// offsets and a column list.
+fn v_columns(rows: &RowLists, dv: usize) -> (Vec<u32>, Vec<u32>) {
     let heads = (rows.ptr.len() - 1) / dv;
-    let mut per_col: Vec<Vec<u32>> = vec![Vec::new(); hidden];
-    for h in 0..heads {
-        let (a, b) = (rows.ptr[h * dv] as usize, rows.ptr[(h + 1) * dv] as usize);
-        for &c in &rows.cols[a..b] {
-            let l = &mut per_col[c as usize];
-            if l.last() != Some(&(h as u32)) {
-                l.push(h as u32);
-            }
-        }
-    }
     let mut ptr = vec![0u32];
     let mut list = Vec::new();
-    for l in per_col {
-        list.extend(l);
+    for h in 0..heads {
+        let (a, b) = (rows.ptr[h * dv] as usize, rows.ptr[(h + 1) * dv] as usize);
+        let mut cols = rows.cols[a..b].to_vec();
+        cols.sort_unstable();
+        cols.dedup();
+        list.extend(cols);
         ptr.push(list.len() as u32);
     }
     (ptr, list)
@@ -690,6 +683,12 @@ struct DeltaState {
     /// rows read has changed: the write of this token would compute the same `v` and `S^T k` and change
     /// nothing again, so it is skipped (and `v` not computed).
     settled: Vec<bool>,
+    /// Per value head: the call (`calls`) at which it became settled; per input column: the last call that
+    /// changed it. A settled head is unsettled at its next write when a column its v rows read changed since.
+    settled_at: Vec<u64>,
+    changed_at: Vec<u64>,
+    /// Calls of this mixer so far.
+    calls: u64,
     /// Per key head, q then k (`2 nk` lists): the channels of the head (`0..d_k`, ascending) whose act is
     /// nonzero, kept from the act's changes: a head's q or k is normalised from them, not from all `d_k`.
     nonzero: Vec<Vec<u32>>,
@@ -917,7 +916,7 @@ impl IncrementalModel {
                         let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
                         (Projection::from_matrix(qk), Some(v))
                     };
-                    let v_readers = v_rows.as_ref().map(|rows| v_readers(rows, cfg.linear_value_head_dim, cfg.hidden_size));
+                    let v_cols = v_rows.as_ref().map(|rows| v_columns(rows, cfg.linear_value_head_dim));
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
                     let z_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_z.weight"))?);
@@ -929,7 +928,7 @@ impl IncrementalModel {
                     Mixer::Linear(DeltaNet {
                         qkv,
                         v_rows,
-                        v_readers,
+                        v_cols,
                         z,
                         z_per_head,
                         b: proj(&format!("{a}.in_proj_b.weight"))?,
@@ -1063,6 +1062,9 @@ impl IncrementalModel {
                         v_head: vec![0.0; dv],
                         write_scratch: vec![0.0; 2 * dv],
                         settled: vec![false; nv],
+                        settled_at: vec![0; nv],
+                        changed_at: vec![0; hsz],
+                        calls: 0,
                         l2_scratch: Vec::new(),
                         nonzero: vec![Vec::new(); 2 * nk],
                         onehot: SiluGroupsState::default(),
@@ -1375,15 +1377,15 @@ impl IncrementalModel {
         for &j in ds.z.y.ch() {
             z_dirty[j as usize / z_rows] = true;
         }
-        // Heads whose write may do something again (see `DeltaState::settled`).
-        if let Some((ptr, heads)) = &d.v_readers {
+        // Heads whose write may do something again (see `DeltaState::settled`): the inputs' changes are
+        // stamped here and checked at a settled head's write; a changed key unsettles its heads now.
+        if d.v_cols.is_some() {
+            ds.calls += 1;
             if first {
                 ds.settled.fill(false);
             } else {
                 for &c in x.ch() {
-                    for &h in &heads[ptr[c as usize] as usize..ptr[c as usize + 1] as usize] {
-                        ds.settled[h as usize] = false;
-                    }
+                    ds.changed_at[c as usize] = ds.calls;
                 }
                 let per_k = nv / nk;
                 for (ki, _) in k_dirty.iter().enumerate().filter(|(_, d)| **d) {
@@ -1483,6 +1485,10 @@ impl IncrementalModel {
                 // A factor in [0, 1] keeps the state within its bound.
                 ds.bounded[hv] &= (0.0..=1.0).contains(&decay);
             }
+            if let (true, true, Some((ptr, cols))) = (ds.beta[hv] != 0.0, ds.settled[hv], &d.v_cols) {
+                let since = ds.settled_at[hv];
+                ds.settled[hv] = cols[ptr[hv] as usize..ptr[hv + 1] as usize].iter().all(|&c| ds.changed_at[c as usize] <= since);
+            }
             n.settled_writes += (ds.beta[hv] != 0.0 && ds.settled[hv]) as u64;
             if let (true, false, Some(kv)) = (ds.beta[hv] != 0.0, ds.settled[hv], &ds.kh[ki]) {
                 let vh = match &d.v_rows {
@@ -1499,7 +1505,8 @@ impl IncrementalModel {
                     }
                 };
                 let (changed, settled) = write_head_settled(stt, kv, vh, ds.beta[hv], &mut ds.write_scratch);
-                ds.settled[hv] = settled && d.v_readers.is_some();
+                ds.settled[hv] = settled && d.v_cols.is_some();
+                ds.settled_at[hv] = ds.calls;
                 if changed {
                     s_changed = true;
                     ds.bounded[hv] &= kv.iter().all(|(r, _)| stt[*r as usize * dv..(*r as usize + 1) * dv].iter().all(|e| e.abs() <= STATE_BOUND));

@@ -18,6 +18,14 @@ pub(crate) fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 pub(crate) fn sigmoid(x: f32) -> f32 {
+    if x < -89.0 {
+        // exp(-x) overflows to +inf, so 1 / (1 + inf) is exactly +0.
+        return 0.0;
+    }
+    if x > 17.0 {
+        // exp(-x) < 2^-24.5 is below half an ulp of 1: 1 + exp(-x) rounds to 1, and 1 / 1 is 1.
+        return 1.0;
+    }
     1.0 / (1.0 + (-x).exp())
 }
 /// torch's `F.softplus` with beta 1 and threshold 20.
@@ -683,6 +691,21 @@ mod tests {
             }
         }
         assert!(n > 90_000);
+    }
+
+    #[test]
+    fn sigmoid_shortcuts_equal_the_formula_bit_for_bit() {
+        let mut n = 0;
+        for (lo, hi) in [(-300.0f32, -80.0f32), (10.0, 300.0)] {
+            let mut x = lo;
+            while x < hi {
+                let formula = 1.0 / (1.0 + (-x).exp());
+                assert_eq!(sigmoid(x).to_bits(), formula.to_bits(), "sigmoid({x})");
+                x += 0.003;
+                n += 1;
+            }
+        }
+        assert!(n > 150_000);
     }
 }
 
