@@ -504,8 +504,6 @@ impl RowLists {
     }
 }
 
-/// Split a CSC matrix at row `at`: the rows above as a CSC matrix of the same shape (the others empty), the
-/// rows from `at` on as row lists (row `r - at`).
 /// Per value head (`d_v` rows each) of `rows`: the input columns its rows read, ascending, each once, as
 /// offsets and a column list.
 fn v_columns(rows: &RowLists, dv: usize) -> (Vec<u32>, Vec<u32>) {
@@ -523,6 +521,8 @@ fn v_columns(rows: &RowLists, dv: usize) -> (Vec<u32>, Vec<u32>) {
     (ptr, list)
 }
 
+/// Split a CSC matrix at row `at`: the rows above as a CSC matrix of the same shape (the others empty), the
+/// rows from `at` on as row lists (row `r - at`).
 fn split_rows(m: &SparseMatrix, at: usize) -> (SparseMatrix, RowLists) {
     let (ptr, idx, vals) = m.csc().expect("CSC");
     let (rows, cols) = m.shape();
@@ -692,7 +692,7 @@ struct DeltaState {
     /// Per key head, q then k (`2 nk` lists): the channels of the head (`0..d_k`, ascending) whose act is
     /// nonzero, kept from the act's changes: a head's q or k is normalised from them, not from all `d_k`.
     nonzero: Vec<Vec<u32>>,
-    /// Scratch: a normalised q or k before it is kept (see `sparse::model::l2_scaled_into`).
+    /// Scratch: a normalised q or k before it is kept (see `sparse::model::l2_normalise`).
     l2_scratch: Vec<(u32, f32)>,
     /// Scratch `[2 d_v]` of [`write_head_settled`].
     write_scratch: Vec<f32>,
