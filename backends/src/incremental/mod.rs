@@ -10,7 +10,8 @@
 //!   multiples of a power of two, every partial sum below 2^23 units, checked on every value that
 //!   changes); otherwise it computes the full product, as the sparse executor does; rows equal outside a few
 //!   shared columns (a bias) are updated once per class ([`classes`]), and inputs that meet no weight are
-//!   ignored;
+//!   ignored; in a `gate_proj`, a block of rows that read one small set of columns (a table lookup) is
+//!   computed only at the rows `silu` does not zero, for the old input and the new ([`lookup`]);
 //! - RMSNorm keeps `Σ x²` the same way (exact, or recomputed), and rescales every entry only when the
 //!   norm's factor changes;
 //! - elementwise stages (residual adds, SiLU gates, the conv of channels without history) recompute the
@@ -30,11 +31,12 @@
 //! sparse executor's up to summation order. It needs nothing but `config.json` and the weights.
 //!
 //! [`model`] holds the executor, [`exact`] the exactness certificates, [`tracked`] the vectors, [`classes`] the
-//! row classes, [`factored`] the split lm_head.
+//! row classes, [`factored`] the split lm_head, [`lookup`] the table lookups.
 
 pub mod classes;
 pub mod exact;
 pub mod factored;
+pub mod lookup;
 pub mod model;
 pub mod tracked;
 

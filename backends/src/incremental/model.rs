@@ -3,6 +3,7 @@
 
 use super::classes::RowClasses;
 use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
+use super::lookup::{LookupRows, LookupState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
@@ -27,6 +28,9 @@ struct Projection {
     /// The output feeds only `silu` (an MLP's `gate_proj`): a row whose old and new values both have an exact
     /// zero `silu` ([`silu_quiet`]) is updated but not reported as changed.
     silu_input: bool,
+    /// Blocks of rows that read one small set of columns, kept out of `m` and updated by their live rows
+    /// ([`LookupRows`]; `gate_proj` only). Per block also: which columns it reads.
+    lookups: Vec<(LookupRows, Vec<bool>)>,
 }
 
 /// `silu(x)` is exactly `-0` for every `x` below this (`sparse::model::silu`).
@@ -37,8 +41,25 @@ const SILU_ZERO_BELOW: f32 = -89.0;
 /// stage sees (see [`swiglu`]). A woven unit's gate moves between `0` and `-128` whenever an input of an
 /// unselected AND changes: half of the MLP's changes on NES games were such zero-sign flips.
 #[inline(always)]
-fn silu_quiet(x: f32) -> bool {
+pub(super) fn silu_quiet(x: f32) -> bool {
     x < SILU_ZERO_BELOW || x == 0.0
+}
+
+/// `m` (CSC) with the rows where `drop[r]` emptied.
+fn without_rows(m: &SparseMatrix, drop: &[bool]) -> SparseMatrix {
+    let (ptr, idx, vals) = m.csc().expect("CSC");
+    let (rows, cols) = m.shape();
+    let (mut p, mut i, mut v) = (vec![0u32], Vec::new(), Vec::new());
+    for c in 0..cols {
+        for k in ptr[c] as usize..ptr[c + 1] as usize {
+            if !drop[idx[k] as usize] {
+                i.push(idx[k]);
+                v.push(vals[k]);
+            }
+        }
+        p.push(i.len() as u32);
+    }
+    SparseMatrix::from_csc(rows, cols, p, i, v)
 }
 
 /// Per column of a CSC matrix: the largest `|w|`.
@@ -132,13 +153,43 @@ impl Projection {
         });
         let (ptr, _, _) = m.csc().expect("CSC");
         let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
-        Self { m, exp, col_max, classes, used, silu_input: false }
+        Self { m, exp, col_max, classes, used, silu_input: false, lookups: Vec::new() }
     }
 
-    /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::silu_input`).
-    fn feeding_silu(mut self) -> Self {
-        self.silu_input = true;
-        self
+    /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::silu_input`);
+    /// its table lookups are taken out of `m` and updated by their live rows ([`LookupRows`]).
+    fn feeding_silu(self) -> Self {
+        let blocks = LookupRows::find(&self.m).unwrap_or_default();
+        let mut p = if blocks.is_empty() {
+            self
+        } else {
+            let mut out = vec![false; self.rows()];
+            blocks.iter().flat_map(|b| &b.rows).for_each(|&r| out[r as usize] = true);
+            Self::from_matrix(without_rows(&self.m, &out))
+        };
+        let cols = p.m.shape().1;
+        p.lookups = blocks
+            .into_iter()
+            .map(|b| {
+                let mut reads = vec![false; cols];
+                b.cols.iter().for_each(|&c| reads[c as usize] = true);
+                (b, reads)
+            })
+            .collect();
+        p.silu_input = true;
+        p
+    }
+
+    /// Nonzero weights, the lookup blocks' included.
+    fn nnz(&self) -> usize {
+        self.m.nnz() + self.lookups.iter().map(|(b, _)| b.nnz()).sum::<usize>()
+    }
+
+    /// The lookup blocks' rows brought to `x` after an incremental update of the others (before `y`'s finish).
+    fn update_lookups(&self, st: &mut ProjState, x: &Tracked, n: &mut Counters) {
+        for ((b, reads), ls) in self.lookups.iter().zip(&mut st.lookups) {
+            n.weights_read += b.update(ls, &x.v, x.ch(), reads, &mut st.y);
+        }
     }
 
     fn rows(&self) -> usize {
@@ -154,7 +205,7 @@ impl Projection {
     /// full product finds an extended row beyond that, updates run on the original rows until the next one.
     fn update(&self, st: &mut ProjState, x: &Tracked, first: bool, n: &mut Counters) {
         st.y.begin();
-        if self.m.nnz() == 0 {
+        if self.m.nnz() == 0 && self.lookups.is_empty() {
             return;
         }
         let mut full = first || !st.exact;
@@ -196,6 +247,7 @@ impl Projection {
                                 put(&mut st.y, r, e.y.v[rc.class_of[r] as usize] + e.y.v[k]);
                             }
                         }
+                        self.update_lookups(st, x, n);
                         st.y.finish_single_writes();
                         n.incremental_products += 1;
                         return;
@@ -206,6 +258,7 @@ impl Projection {
                 }
                 _ => {
                     if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, lim, lim, n) {
+                        self.update_lookups(st, x, n);
                         if self.silu_input {
                             st.y.finish_except(silu_quiet);
                         } else {
@@ -218,7 +271,10 @@ impl Projection {
                 }
             }
         }
-        let y = full_product(&self.m, &x.v, &mut st.abs);
+        let mut y = full_product(&self.m, &x.v, &mut st.abs);
+        for ((b, _), ls) in self.lookups.iter().zip(&mut st.lookups) {
+            n.weights_read += b.fill(ls, &x.v, &mut y);
+        }
         st.y.replace(&y);
         n.full_products += 1;
         n.weights_read += self.m.nnz() as u64;
@@ -262,6 +318,8 @@ struct ProjState {
     /// With row classes: `E x`, its rows' `Σ |w x|`, the count beyond half the exact range, and whether updates
     /// use it.
     ext: Option<ExtState>,
+    /// Per lookup block of the projection: its live rows and table.
+    lookups: Vec<LookupState>,
 }
 
 #[derive(Clone)]
@@ -280,7 +338,8 @@ impl ProjState {
             let r = rc.ext.shape().0;
             ExtState { y: Tracked::zeros(r), abs: vec![0.0; r], over: 0, active: false }
         });
-        Self { y: Tracked::zeros(p.rows()), grid: InputGrid::default(), abs: vec![0.0; p.rows()], limit: 0.0, over: 0, exact: false, sel: Vec::new(), ext }
+        let lookups = vec![LookupState::default(); p.lookups.len()];
+        Self { y: Tracked::zeros(p.rows()), grid: InputGrid::default(), abs: vec![0.0; p.rows()], limit: 0.0, over: 0, exact: false, sel: Vec::new(), ext, lookups }
     }
 }
 
@@ -971,6 +1030,7 @@ impl IncrementalModel {
             };
             for pr in reads.into_iter().chain([&layer.gate, &layer.up]) {
                 mark_columns(&pr.m, &mut touch);
+                pr.lookups.iter().flat_map(|(b, _)| &b.cols).for_each(|&c| touch[c as usize] = true);
             }
             let writes = match &layer.mixer {
                 Mixer::Linear(d) => &d.out.m,
@@ -1013,7 +1073,7 @@ impl IncrementalModel {
     pub fn nonzero_weights(&self) -> usize {
         let mut n = self.lm_head.m.nnz();
         for l in &self.layers {
-            n += l.gate.m.nnz() + l.up.m.nnz() + l.down.m.nnz();
+            n += l.gate.nnz() + l.up.m.nnz() + l.down.m.nnz();
             n += match &l.mixer {
                 Mixer::Linear(d) => d.qkv.m.nnz() + d.v_rows.as_ref().map_or(0, |r| r.vals.len()) + d.z.m.nnz() + d.a.m.nnz() + d.b.m.nnz() + d.out.m.nnz(),
                 Mixer::Full(a) => a.q.m.nnz() + a.k.m.nnz() + a.v.m.nnz() + a.o.m.nnz(),
@@ -1728,6 +1788,63 @@ mod tests {
             }
         }
         assert!(n.incremental_products >= 4 && n.full_products >= 5, "{n:?}");
+    }
+
+    /// A table lookup in a `gate_proj` (64 equality rows over 6 bits and a bias) is taken out of the matrix
+    /// and updated by its live rows: every row `silu` does not zero equals the full product bit for bit,
+    /// every other row is `silu`-quiet in both, each change `silu` can see is recorded, and fewer weights are
+    /// read than the incremental update of all rows reads.
+    #[test]
+    fn lookup_rows_equal_the_full_product_where_silu_sees_them() {
+        let (entries, cols) = (64usize, 9usize);
+        let mut w = vec![0f32; (entries + 4) * cols];
+        for k in 0..entries {
+            for b in 0..6 {
+                w[k * cols + b] = if k >> b & 1 == 1 { 256.0 } else { -256.0 };
+            }
+            // 256 (1/2 - Hamming distance): 128 at the entry, -128 or less elsewhere.
+            w[k * cols + 6] = 256.0 * (0.5 - (k as u32).count_ones() as f32);
+        }
+        // Four plain rows reading a table bit and two other inputs.
+        for r in 0..4 {
+            let row = &mut w[(entries + r) * cols..(entries + r + 1) * cols];
+            (row[r], row[7], row[8]) = (0.5, 1.0 + r as f32, -2.0);
+        }
+        let wt = HostTensor::new(vec![entries + 4, cols], w);
+        let p = Projection::new(&wt).feeding_silu();
+        assert_eq!(p.lookups.len(), 1, "one lookup block");
+        assert_eq!(p.lookups[0].0.rows.len(), entries);
+        let mut plain = Projection::new(&wt);
+        plain.silu_input = true;
+        let mut abs = vec![0f64; entries + 4];
+        let (mut st, mut st_plain) = (ProjState::new(&p), ProjState::new(&plain));
+        let (mut x, mut n, mut n_plain) = (Tracked::zeros(cols), Counters::default(), Counters::default());
+        let mut seed = 12345u32;
+        for t in 0..60 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            // A program's loop meets few entries: eight here, each looked up once, then kept.
+            let bits = [3, 17, 40, 41, 63, 0, 22, 9][(seed >> 8) as usize % 8];
+            let mut v: Vec<f32> = (0..6).map(|b| (bits >> b & 1) as f32).collect();
+            v.extend([1.0, if t % 3 == 0 { 2.0 } else { -1.0 }, (t % 5) as f32]);
+            let prev = st.y.v.clone();
+            feed(&mut x, &v);
+            p.update(&mut st, &x, t == 0, &mut n);
+            plain.update(&mut st_plain, &x, t == 0, &mut n_plain);
+            let want = full_product(&plain.m, &v, &mut abs);
+            for (r, (&got, &full)) in st.y.v.iter().zip(&want).enumerate() {
+                if silu_quiet(full) {
+                    assert!(silu_quiet(got), "token {t} row {r}: {got} for the quiet {full}");
+                } else {
+                    assert_eq!(got.to_bits(), full.to_bits(), "token {t} row {r}");
+                }
+                let seen = !(silu_quiet(prev[r]) && silu_quiet(got)) && prev[r].to_bits() != got.to_bits();
+                if t > 0 {
+                    assert_eq!(seen, st.y.ch().contains(&(r as u32)), "token {t} row {r}: change recorded");
+                }
+            }
+        }
+        assert!(n.incremental_products >= 50, "{n:?}");
+        assert!(n.weights_read * 2 < n_plain.weights_read, "{} vs {} weights read", n.weights_read, n_plain.weights_read);
     }
 
     /// An input that meets no weight (an all-zero column) neither forces the full product when it leaves
