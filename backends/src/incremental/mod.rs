@@ -13,11 +13,12 @@
 //!   ignored; in a `gate_proj`, a block of rows that read one small set of columns (a table lookup) is
 //!   computed only at the rows `silu` does not zero, for the old input and the new ([`lookup`]);
 //! - RMSNorm keeps `Σ x²` the same way (exact, or recomputed), and rescales every entry only when the
-//!   norm's factor changes;
+//!   norm's factor changes; a layer's norms compute only the entries its projections read;
 //! - elementwise stages (residual adds, SiLU gates, the conv of channels without history) recompute the
 //!   changed entries; a DeltaNet value head reads its state again only when its query, gate or state
 //!   changed (and not at all while its gate is exactly off and its state bounded: it then outputs only
-//!   signed zeros, which `out_proj` skips, and `+0` stands for them), and writes whenever `beta != 0` (as
+//!   signed zeros, which `out_proj` skips, and `+0` stands for them; such a head is not even visited when
+//!   only its query changed), and writes whenever `beta != 0` (as
 //!   the full computation does); full attention is recomputed every token (its cache grows) unless its
 //!   `o_proj` is all zero; where each value head's `in_proj_z` rows repeat, `z` is kept per head, and where
 //!   no v channel has conv history, a head's v is computed only when it writes;

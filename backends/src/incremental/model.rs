@@ -343,6 +343,22 @@ impl ProjState {
     }
 }
 
+/// A set of residual entries, as a mask `[hidden]` and a list.
+struct Reads {
+    mask: Vec<bool>,
+    list: Vec<u32>,
+}
+
+impl Reads {
+    /// The nonzero columns of `ms`, the columns `extra` and those already in `mask`.
+    fn of(mut mask: Vec<bool>, ms: &[&SparseMatrix], extra: &[u32]) -> Self {
+        ms.iter().for_each(|m| mark_columns(m, &mut mask));
+        extra.iter().for_each(|&c| mask[c as usize] = true);
+        let list = (0..mask.len() as u32).filter(|&i| mask[i as usize]).collect();
+        Self { mask, list }
+    }
+}
+
 /// Per sequence, per RMSNorm: `Σ x²`, its grid, the factor `1 / sqrt(mean + eps)` and the normed output.
 #[derive(Clone)]
 struct NormState {
@@ -359,7 +375,9 @@ impl NormState {
 
     /// Zero-centred RMSNorm (`one_plus_w` = `1 + w`) of `h`, incrementally: the sparse executor's
     /// `x * (1 / sqrt(mean(x^2) + eps)) * (1 + w)` on every entry that can have changed.
-    fn update(&mut self, h: &Tracked, one_plus_w: &[f32], eps: f32, first: bool) {
+    /// With `reads`, only those entries of the output are computed (the others are left as they were: no
+    /// stage reads them).
+    fn update(&mut self, h: &Tracked, one_plus_w: &[f32], eps: f32, first: bool, reads: Option<&Reads>) {
         let n = h.v.len();
         self.x.begin();
         let mut full = first || !self.grid.exact();
@@ -384,13 +402,16 @@ impl NormState {
         let r = 1.0 / (self.ss / n as f32 + eps).sqrt();
         if first || r.to_bits() != self.r.to_bits() {
             self.r = r;
-            for i in 0..n {
-                self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
+            match reads {
+                Some(rd) => rd.list.iter().for_each(|&i| self.x.set(i as usize, (h.v[i as usize] * r) * one_plus_w[i as usize])),
+                None => (0..n).for_each(|i| self.x.set(i, (h.v[i] * r) * one_plus_w[i])),
             }
         } else {
             for &i in h.ch() {
                 let i = i as usize;
-                self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
+                if reads.is_none_or(|rd| rd.mask[i]) {
+                    self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
+                }
             }
         }
         self.x.finish_single_writes();
@@ -651,6 +672,10 @@ enum Mixer {
 struct Layer {
     input_norm: Vec<f32>,
     post_norm: Vec<f32>,
+    /// The entries of each norm's output that a projection reads (the mixer's, the MLP's): only those are
+    /// computed; the others enter the norm's sum of squares alone.
+    mixer_reads: Reads,
+    mlp_reads: Reads,
     mixer: Mixer,
     gate: Projection,
     up: Projection,
@@ -769,6 +794,10 @@ struct DeltaState {
     /// each head's position in them (`u32::MAX`: absent). Updated when `b` or `a` changes.
     writers: HeadSet,
     decaying: HeadSet,
+    /// The value heads a new query can change: all but those whose gate is off (with a bounded state) and
+    /// whose output is `+0` already (`o_zero`), which output `+0` for any query. Kept at each visit; the
+    /// only other changes of its terms (the gate, the state) visit the head.
+    lit: HeadSet,
     /// Scratch: the value heads to visit this token, and a mark per head.
     visit: Vec<u32>,
     visit_mark: Vec<bool>,
@@ -954,11 +983,14 @@ impl IncrementalModel {
         for (i, lt) in cfg.layer_types.iter().enumerate() {
             let p = format!("model.layers.{i}");
             let mut touch = vec![false; cfg.hidden_size];
+            // The columns of in_proj_qkv and in_proj_z, before they are split.
+            let mut mixer_cols = vec![false; cfg.hidden_size];
             let mixer = match lt {
                 LayerType::LinearAttention => {
                     let a = format!("{p}.linear_attn");
                     let qkv_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_qkv.weight"))?);
                     mark_columns(&qkv_full, &mut touch);
+                    mark_columns(&qkv_full, &mut mixer_cols);
                     let conv = get(&format!("{a}.conv1d.weight"))?.data.clone();
                     let k = cfg.linear_conv_kernel_dim;
                     let has_history = conv_history(&conv, k);
@@ -980,6 +1012,7 @@ impl IncrementalModel {
                     let norm_w = get(&format!("{a}.norm.weight"))?.data.clone();
                     let z_full = SparseMatrix::from_dense(get(&format!("{a}.in_proj_z.weight"))?);
                     mark_columns(&z_full, &mut touch);
+                    mark_columns(&z_full, &mut mixer_cols);
                     let (z, z_per_head) = match z_per_head(&z_full, cfg.linear_value_head_dim) {
                         Some(m) => (Projection::from_matrix(m), true),
                         None => (Projection::from_matrix(z_full), false),
@@ -1016,12 +1049,21 @@ impl IncrementalModel {
                     })
                 }
             };
+            let (gate, up) = (proj(&format!("{p}.mlp.gate_proj.weight"))?.feeding_silu(), proj(&format!("{p}.mlp.up_proj.weight"))?);
+            let mixer_reads = match &mixer {
+                Mixer::Linear(d) => Reads::of(mixer_cols, &[&d.b.m, &d.a.m], &[]),
+                Mixer::Full(a) => Reads::of(mixer_cols, &[&a.q.m, &a.k.m, &a.v.m], &[]),
+            };
+            let lookup_cols: Vec<u32> = gate.lookups.iter().flat_map(|(b, _)| b.cols.iter().copied()).collect();
+            let mlp_reads = Reads::of(vec![false; cfg.hidden_size], &[&gate.m, &up.m], &lookup_cols);
             let layer = Layer {
                 input_norm: one_plus(&format!("{p}.input_layernorm.weight"))?,
                 post_norm: one_plus(&format!("{p}.post_attention_layernorm.weight"))?,
+                mixer_reads,
+                mlp_reads,
                 mixer,
-                gate: proj(&format!("{p}.mlp.gate_proj.weight"))?.feeding_silu(),
-                up: proj(&format!("{p}.mlp.up_proj.weight"))?,
+                gate,
+                up,
                 down: proj(&format!("{p}.mlp.down_proj.weight"))?,
             };
             let reads: Vec<&Projection> = match &layer.mixer {
@@ -1115,6 +1157,7 @@ impl IncrementalModel {
                         z_dirty: vec![false; nv],
                         writers: HeadSet::new(nv),
                         decaying: HeadSet::new(nv),
+                        lit: HeadSet::new(nv),
                         visit: Vec::new(),
                         visit_mark: vec![false; nv],
                         head_out: vec![0.0; dv],
@@ -1299,7 +1342,7 @@ impl IncrementalModel {
                 // afresh).
                 continue;
             }
-            ls.norm1.update(h_in, &layer.input_norm, eps, first);
+            ls.norm1.update(h_in, &layer.input_norm, eps, first, Some(&layer.mixer_reads));
             let mixed: &Tracked = match (&layer.mixer, &mut ls.mixer) {
                 (Mixer::Linear(d), MixerState::Linear(ds)) => {
                     if d.qkv.m.nnz() == 0 && d.onehot.is_none() {
@@ -1325,7 +1368,7 @@ impl IncrementalModel {
             if !first && h_mid.ch().is_empty() {
                 continue; // the MLP's input is the previous token's, and so is its output
             }
-            ls.norm2.update(h_mid, &layer.post_norm, eps, first);
+            ls.norm2.update(h_mid, &layer.post_norm, eps, first, Some(&layer.mlp_reads));
             layer.gate.update(&mut ls.gate, &ls.norm2.x, first, n);
             layer.up.update(&mut ls.up, &ls.norm2.x, first, n);
             swiglu(&ls.gate.y, &ls.up.y, &mut ls.act, first);
@@ -1346,7 +1389,7 @@ impl IncrementalModel {
         }
         let last = &mut st.h[2 * self.layers.len() + 1];
         last.finish();
-        st.final_norm.update(last, &self.final_norm, eps, first);
+        st.final_norm.update(last, &self.final_norm, eps, first, None);
         st.position += 1;
         Ok(first)
     }
@@ -1507,11 +1550,11 @@ impl IncrementalModel {
             }
         }
         let per_k = nv / nk;
-        // The heads with anything to do: writing or decaying ones, those whose query or gate changed. The
-        // others' state and output are as they were.
+        // The heads with anything to do: writing or decaying ones, those whose gate changed, and the lit ones
+        // whose query changed. The others' state and output are as they were.
         ds.visit.clear();
         {
-            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, .. } = &mut *ds;
+            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, lit, .. } = &mut *ds;
             let mut add = |hv: usize| {
                 if !visit_mark[hv] {
                     visit_mark[hv] = true;
@@ -1522,8 +1565,15 @@ impl IncrementalModel {
                 (0..nv).for_each(&mut add);
             } else {
                 writers.members.iter().chain(&decaying.members).for_each(|hv| add(*hv as usize));
-                for (ki, _) in q_changed.iter().enumerate().filter(|(_, c)| **c) {
-                    (ki * per_k..(ki + 1) * per_k).for_each(&mut add);
+                // The lit heads of the changed queries' key heads: from the lit set or key head by key head,
+                // whichever is shorter.
+                let keys = q_changed.iter().filter(|c| **c).count();
+                if keys * per_k <= lit.members.len() {
+                    for (ki, _) in q_changed.iter().enumerate().filter(|(_, c)| **c) {
+                        (ki * per_k..(ki + 1) * per_k).filter(|&hv| lit.pos[hv] != u32::MAX).for_each(&mut add);
+                    }
+                } else if keys > 0 {
+                    lit.members.iter().filter(|hv| q_changed[**hv as usize / per_k]).for_each(|hv| add(*hv as usize));
                 }
                 z.y.ch().iter().for_each(|j| add(*j as usize / z_rows));
             }
@@ -1585,6 +1635,7 @@ impl IncrementalModel {
             let gated_off = d.norm_w_finite && ds.bounded[hv] && gate_off;
             let silent = gated_off || ds.qh[ki].is_none();
             if silent && ds.o_zero[hv] {
+                ds.lit.put(hv, !gated_off);
                 continue; // its output is +0 everywhere already
             }
             let zh = if d.z_per_head {
@@ -1601,6 +1652,7 @@ impl IncrementalModel {
                 ds.o.set(hv * dv + j, *oj);
             }
             ds.o_zero[hv] = o.iter().all(|e| e.to_bits() == 0);
+            ds.lit.put(hv, !(gated_off && ds.o_zero[hv]));
         }
         ds.o.finish_single_writes();
         d.out.update(&mut ds.out, &ds.o, first, n);
