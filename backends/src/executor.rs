@@ -123,6 +123,15 @@ pub trait Session {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Time each layer's stages from now on where the executor can (the incremental one); returns whether
+    /// it does. A profiled session runs slower.
+    fn profile_stages(&mut self) -> bool {
+        false
+    }
+    /// The stage times since [`Session::profile_stages`] (see [`crate::incremental::StageTimes`]).
+    fn stage_times(&self) -> Option<crate::incremental::StageTimes> {
+        None
+    }
     /// A copy of this session (caches, position): what it computes from here on is what this one would. The
     /// sparse, jit and incremental executors have one (a program loaded once, run many times from the copy);
     /// `None` elsewhere.
@@ -295,6 +304,13 @@ impl Session for IncrementalSession<'_> {
     }
     fn fork(&self) -> Option<Box<dyn Session + '_>> {
         Some(Box::new(IncrementalSession { model: self.model, state: self.state.clone() }))
+    }
+    fn profile_stages(&mut self) -> bool {
+        self.state.profile_stages();
+        true
+    }
+    fn stage_times(&self) -> Option<crate::incremental::StageTimes> {
+        self.state.stage_times().cloned()
     }
 }
 

@@ -90,6 +90,8 @@ struct NesRun {
     secs: f64,
     /// The network CPU's decode time by token kind.
     token_times: Option<crate::run::TokenTimes>,
+    /// With `LOOM_PROFILE=stages`: the network CPU's decode time by layer and stage.
+    stage_times: Option<serde_json::Value>,
     hashes: Vec<(u64, u64)>,
     audio_hash: u64,
     samples: u64,
@@ -118,6 +120,7 @@ impl NesRun {
             "audio_hash": format!("{:016x}", self.audio_hash),
             "tokens_per_instruction": self.tokens.map(|t| t as f64 / self.instructions.max(1) as f64),
             "token_times": self.token_times.map(|t| t.json()),
+            "stage_times": self.stage_times,
         })
     }
 }
@@ -386,6 +389,7 @@ fn run_reference(job: Job) -> Result<NesRun> {
         instructions: nes.instructions,
         tokens: None,
         token_times: None,
+        stage_times: None,
         secs,
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
@@ -417,6 +421,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         tokens: Some(r.tokens()),
         secs: r.secs,
         token_times: Some(r.token_times),
+        stage_times: r.stage_times.as_ref().map(crate::run::stage_times_json),
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
         samples: rb.sample_count,

@@ -320,6 +320,34 @@ pub(crate) struct RunResult {
     pub frames: Vec<isa_api::devices::Frame>,
     /// Where the decode time went, by the kind of token fed (see [`TokenTimes`]).
     pub token_times: TokenTimes,
+    /// With `LOOM_PROFILE=stages` on the incremental executor: the decode time by layer and stage (see
+    /// [`stage_times_json`]).
+    pub stage_times: Option<backends::incremental::StageTimes>,
+}
+
+/// The stage profile as JSON: milliseconds per layer and stage, per stage over all layers, and for the final
+/// norm with the lm_head (`head_ms`), over `tokens` tokens (every token after the prompt).
+pub(crate) fn stage_times_json(t: &backends::incremental::StageTimes) -> serde_json::Value {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    serde_json::json!({
+        "tokens": t.tokens,
+        "stages": backends::incremental::STAGES,
+        "ms_per_stage": t.per_stage().map(ms),
+        "ms_per_layer": t.layers.iter().map(|l| l.map(ms)).collect::<Vec<_>>(),
+        "head_ms": ms(t.head),
+    })
+}
+
+/// The stage profile as a table on stderr (milliseconds).
+fn print_stage_times(t: &backends::incremental::StageTimes) {
+    let stages = backends::incremental::STAGES;
+    eprintln!("decode time by layer and stage over {} tokens (LOOM_PROFILE=stages), ms:", t.tokens);
+    eprintln!("{:>6} {}", "layer", stages.iter().map(|s| format!("{s:>15}")).collect::<String>());
+    for (l, row) in t.layers.iter().enumerate() {
+        eprintln!("{l:>6} {}", row.iter().map(|ns| format!("{:>15.1}", *ns as f64 / 1e6)).collect::<String>());
+    }
+    eprintln!("{:>6} {}", "all", t.per_stage().iter().map(|ns| format!("{:>15.1}", *ns as f64 / 1e6)).collect::<String>());
+    eprintln!("final norm, lm_head and argmax: {:.1} ms", t.head as f64 / 1e6);
 }
 
 /// Tokens fed and seconds spent in the executor, by kind: a *commit* (`STEP` or an end token: the forward pass
@@ -448,6 +476,8 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let mut generated = 0usize;
     let kinds = token_kinds(&l.protocol);
     let mut times = [(0u64, 0f64); 4];
+    // The stage profile starts at the first token after the prompt.
+    let mut profile_wanted = std::env::var_os("LOOM_PROFILE").is_some_and(|v| v == "stages");
     let out = host::run_io_until(
         &l.protocol,
         &prompt,
@@ -458,9 +488,13 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
                 skip -= 1;
                 return Ok(preloaded_next);
             }
+            let k = kinds.get(t as usize).copied().unwrap_or(3) as usize;
+            if profile_wanted && k != 3 {
+                profile_wanted = false;
+                session.profile_stages();
+            }
             let t0 = Instant::now();
             let next = session.step_argmax(t);
-            let k = kinds.get(t as usize).copied().unwrap_or(3) as usize;
             times[k].0 += 1;
             times[k].1 += t0.elapsed().as_secs_f64();
             next
@@ -505,7 +539,11 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let counters = session.counters();
     let frames = d.take_frames();
     let token_times = TokenTimes { commit: times[0], field: times[1], input: times[2], prompt: times[3] };
-    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames, token_times })
+    let stage_times = session.stage_times();
+    if let Some(t) = &stage_times {
+        print_stage_times(t);
+    }
+    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times })
 }
 
 /// The frame outputs and keys of `--gif`, `--out`, `--frames`, `--keys`, checked against the devices the
@@ -651,6 +689,9 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         });
         let mut figures = figures;
         figures["token_times"] = r.token_times.json();
+        if let Some(t) = &r.stage_times {
+            figures["stage_times"] = stage_times_json(t);
+        }
         if !r.counters.is_empty() {
             figures["executor_counters"] = r.counters.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
         }

@@ -41,5 +41,5 @@ pub mod lookup;
 pub mod model;
 pub mod tracked;
 
-pub use model::{Counters, IncrementalModel, IncrementalState};
+pub use model::{Counters, IncrementalModel, IncrementalState, StageTimes, STAGES};
 pub use tracked::Tracked;

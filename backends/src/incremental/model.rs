@@ -883,6 +883,49 @@ pub struct IncrementalState {
     /// With a split lm_head: what [`IncrementalModel::step_argmax`] keeps instead of the logits.
     head: Option<SplitHeadState>,
     counters: Counters,
+    /// Wall time per layer and stage, where enabled ([`IncrementalState::profile_stages`]), and when this
+    /// token's final norm started.
+    profile: Option<StageTimes>,
+    head_start: Option<std::time::Instant>,
+}
+
+/// The stages of a layer that [`StageTimes`] times, in order.
+pub const STAGES: [&str; 6] = ["mixer", "post_norm", "gate_proj", "up_proj+swiglu", "down_proj", "routing"];
+
+/// Where decoding time goes: nanoseconds per layer and stage ([`STAGES`]: the input norm, the token mixer
+/// and its residual add; the post-attention norm; `gate_proj` with its lookups; `up_proj` and the SwiGLU
+/// product; `down_proj`; the routing of the layer's changed outputs to the layers that need them), and for the
+/// final norm with the lm_head and argmax, summed over the tokens fed since profiling was enabled. Timing costs
+/// about two `Instant::now` calls per stage and token: a profiled run is slower than a plain one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// `[layers][STAGES.len()]`, nanoseconds.
+    pub layers: Vec<[u64; STAGES.len()]>,
+    /// The final norm, the lm_head and the argmax, nanoseconds.
+    pub head: u64,
+    /// Tokens timed.
+    pub tokens: u64,
+}
+
+impl StageTimes {
+    /// The sum over layers of each stage, nanoseconds.
+    pub fn per_stage(&self) -> [u64; STAGES.len()] {
+        let mut t = [0u64; STAGES.len()];
+        for l in &self.layers {
+            t.iter_mut().zip(l).for_each(|(a, b)| *a += b);
+        }
+        t
+    }
+}
+
+/// Adds the time since `*t` to `*acc` and restarts `t` (when timing).
+#[inline(always)]
+fn lap(t: &mut Option<std::time::Instant>, acc: Option<&mut u64>) {
+    if let (Some(t0), Some(acc)) = (t.as_mut(), acc) {
+        let now = std::time::Instant::now();
+        *acc += (now - *t0).as_nanos() as u64;
+        *t0 = now;
+    }
 }
 
 /// The bound on a DeltaNet state entry under which a read of at most 2^20 rows is finite in f32.
@@ -962,6 +1005,23 @@ impl ArgmaxBlocks {
 }
 
 impl IncrementalState {
+    /// Time every layer's stages from now on (see [`StageTimes`]).
+    pub fn profile_stages(&mut self) {
+        self.profile.get_or_insert_with(StageTimes::default);
+    }
+
+    /// Adds the time since this token's final norm started to the profile's `head`.
+    fn time_head(&mut self) {
+        if let (Some(p), Some(t0)) = (&mut self.profile, self.head_start.take()) {
+            p.head += t0.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// The stage times since [`Self::profile_stages`], if enabled.
+    pub fn stage_times(&self) -> Option<&StageTimes> {
+        self.profile.as_ref()
+    }
+
     /// Work done so far.
     pub fn counters(&self) -> Counters {
         self.counters
@@ -1200,6 +1260,8 @@ impl IncrementalModel {
             argmax: ArgmaxBlocks::default(),
             head: self.head.as_ref().map(|h| SplitHeadState { groups: FactoredState::default(), plain: ProjState::new(&h.plain), plain_argmax: ArgmaxBlocks::default(), stale: true }),
             counters: Counters::default(),
+            profile: None,
+            head_start: None,
         }
     }
 
@@ -1212,6 +1274,7 @@ impl IncrementalModel {
         if let Some(h) = &mut st.head {
             h.stale = true;
         }
+        st.time_head();
         Ok(&st.logits.y.v)
     }
 
@@ -1220,6 +1283,12 @@ impl IncrementalModel {
     /// rows' logits; else from the logits kept per block, so that only blocks holding a changed logit are
     /// scanned.
     pub fn step_argmax(&self, st: &mut IncrementalState, token: u32) -> Result<u32, String> {
+        let next = self.step_argmax_untimed(st, token);
+        st.time_head();
+        next
+    }
+
+    fn step_argmax_untimed(&self, st: &mut IncrementalState, token: u32) -> Result<u32, String> {
         let first = self.forward(st, token)?;
         let (Some(split), Some(hs)) = (&self.head, &mut st.head) else {
             self.lm_head.update(&mut st.logits, &st.final_norm.x, first, &mut st.counters);
@@ -1280,6 +1349,11 @@ impl IncrementalModel {
         let first = st.prev_token.is_none();
         let n = &mut st.counters;
         n.tokens += 1;
+        if let Some(p) = &mut st.profile {
+            p.layers.resize(self.layers.len(), [0; STAGES.len()]);
+            p.tokens += 1;
+        }
+        let mut clock = st.profile.as_ref().map(|_| std::time::Instant::now());
         // Embedding: rows differ from row 0 only at their listed entries, so two rows differ at most there.
         let h0 = &mut st.h[0];
         h0.begin();
@@ -1330,6 +1404,10 @@ impl IncrementalModel {
             }
         }
         for (l, (layer, ls)) in self.layers.iter().zip(st.layers.iter_mut()).enumerate() {
+            let mut times = st.profile.as_mut().map(|p| &mut p.layers[l]);
+            if let Some(t) = &mut clock {
+                *t = std::time::Instant::now(); // the time between layers (skips) goes to no stage
+            }
             let (lo, ins) = st.h.split_at_mut(2 * l + 3);
             let (lo, mid) = lo.split_at_mut(2 * l + 2);
             let h_in = &mut lo[2 * l + 1];
@@ -1365,14 +1443,19 @@ impl IncrementalModel {
                 _ => unreachable!("state built from the same layers"),
             };
             residual_add(h_in, mixed, h_mid, first);
+            lap(&mut clock, times.as_mut().map(|t| &mut t[0]));
             if !first && h_mid.ch().is_empty() {
                 continue; // the MLP's input is the previous token's, and so is its output
             }
             ls.norm2.update(h_mid, &layer.post_norm, eps, first, Some(&layer.mlp_reads));
+            lap(&mut clock, times.as_mut().map(|t| &mut t[1]));
             layer.gate.update(&mut ls.gate, &ls.norm2.x, first, n);
+            lap(&mut clock, times.as_mut().map(|t| &mut t[2]));
             layer.up.update(&mut ls.up, &ls.norm2.x, first, n);
             swiglu(&ls.gate.y, &ls.up.y, &mut ls.act, first);
+            lap(&mut clock, times.as_mut().map(|t| &mut t[3]));
             layer.down.update(&mut ls.down, &ls.act, first, n);
+            lap(&mut clock, times.as_mut().map(|t| &mut t[4]));
             // The layer's output, `h_mid + down`, where either changed: to the inputs that need it.
             let next = &self.next_toucher[l + 1];
             let down = &ls.down.y;
@@ -1386,7 +1469,9 @@ impl IncrementalModel {
                     route(next, ins, l + 1, i, h_mid.v[i] + down.v[i], false);
                 }
             }
+            lap(&mut clock, times.as_mut().map(|t| &mut t[5]));
         }
+        st.head_start = clock.map(|_| std::time::Instant::now());
         let last = &mut st.h[2 * self.layers.len() + 1];
         last.finish();
         st.final_norm.update(last, &self.final_norm, eps, first, None);
@@ -1694,6 +1779,31 @@ mod tests {
     /// the logits equal, bit for bit at every position, those of the same model with every entry taken
     /// through every layer (the executor before routing: random weights sum in another order in the sparse
     /// executor, so it is not the reference here; the woven machines' conformance test compares with it).
+    /// A profiled session times every layer's stages and the head, counts its tokens, and computes what an
+    /// unprofiled one does, bit for bit.
+    #[test]
+    fn stage_profile_times_every_layer_and_changes_nothing() {
+        use crate::random::{Preset, random_weights};
+        let cfg = Preset::Tiny.config(Some(4));
+        let w = random_weights(&cfg, 11);
+        let m = IncrementalModel::new(&cfg, &w).unwrap();
+        let (mut plain, mut timed) = (m.new_state(), m.new_state());
+        timed.profile_stages();
+        assert!(plain.stage_times().is_none());
+        for pos in 0..20u32 {
+            let token = (pos * 13 + 5) % cfg.vocab_size as u32;
+            let want = m.step_argmax(&mut plain, token).unwrap();
+            assert_eq!(m.step_argmax(&mut timed, token).unwrap(), want, "position {pos}");
+        }
+        assert_eq!(bits(m.step(&mut timed, 3).unwrap()), bits(&m.step(&mut plain, 3).unwrap().to_vec()));
+        let t = timed.stage_times().unwrap();
+        assert_eq!((t.tokens, t.layers.len()), (21, cfg.num_hidden_layers));
+        // Random weights change every entry at every token: every layer runs its mixer and MLP.
+        assert!(t.layers.iter().all(|l| l[0] > 0 && l[2] > 0 && l[4] > 0), "{t:?}");
+        assert!(t.head > 0);
+        assert_eq!(t.per_stage()[0], t.layers.iter().map(|l| l[0]).sum::<u64>());
+    }
+
     #[test]
     fn entries_routed_past_the_layers_that_ignore_them_keep_the_logits_exact() {
         use crate::random::{Preset, random_weights};
