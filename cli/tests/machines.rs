@@ -69,6 +69,36 @@ fn through_every_verb(config: &str, want_console: &str, halts_within: usize) {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `LOOM_PROFILE=stages`: `loom bench-run` on the incremental executor adds the decode time by layer and stage
+/// (every layer, every stage, the tokens after the prompt) and prints the table; without it, neither.
+#[test]
+fn bench_run_reports_the_stage_profile_when_asked() {
+    let run = |profile: bool| {
+        let mut cmd = loom();
+        cmd.current_dir(repo()).args(["bench-run", "configs/acc8.toml", "--executor", "incremental", "--max-steps", "2000"]);
+        if profile {
+            cmd.env("LOOM_PROFILE", "stages");
+        } else {
+            cmd.env_remove("LOOM_PROFILE");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (j, String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (j, stderr) = run(true);
+    let t = &j["stage_times"];
+    let layers = t["ms_per_layer"].as_array().expect("ms_per_layer");
+    assert!(!layers.is_empty() && layers.iter().all(|l| l.as_array().is_some_and(|s| s.len() == 6)), "{t}");
+    assert_eq!(t["stages"][0], "mixer");
+    let generated = j["generated_tokens"].as_u64().unwrap();
+    assert!(t["tokens"].as_u64().unwrap() >= generated && generated > 100, "{t}, {generated} generated");
+    assert!(t["ms_per_stage"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).sum::<f64>() > 0.0, "{t}");
+    assert!(stderr.contains("decode time by layer and stage"), "{stderr}");
+    let (j, stderr) = run(false);
+    assert!(j.get("stage_times").is_none() && !stderr.contains("decode time by layer"), "{j}");
+}
+
 #[test]
 fn acc8_runs_through_every_verb() {
     let prog: Vec<u64> = isa_api::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
