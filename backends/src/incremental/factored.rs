@@ -345,19 +345,7 @@ impl SiluGroups {
 
     /// `m` without the grouped rows (the same shape; those rows empty).
     pub fn plain(&self, m: &SparseMatrix) -> SparseMatrix {
-        let (ptr, idx, vals) = m.csc().expect("CSC");
-        let (rows, cols) = m.shape();
-        let (mut pp, mut pi, mut pv) = (vec![0u32], Vec::new(), Vec::new());
-        for c in 0..cols {
-            for p in ptr[c] as usize..ptr[c + 1] as usize {
-                if !self.grouped[idx[p] as usize] {
-                    pi.push(idx[p]);
-                    pv.push(vals[p]);
-                }
-            }
-            pp.push(pi.len() as u32);
-        }
-        SparseMatrix::from_csc(rows, cols, pp, pi, pv)
+        m.without_rows(&self.grouped).expect("CSC")
     }
 
     /// The rows of group `g` whose `silu(tap · y)` is not `-0`, with that value, into `out`. Counts the

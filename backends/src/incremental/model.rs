@@ -45,23 +45,6 @@ pub(super) fn silu_quiet(x: f32) -> bool {
     x < SILU_ZERO_BELOW || x == 0.0
 }
 
-/// `m` (CSC) with the rows where `drop[r]` emptied.
-fn without_rows(m: &SparseMatrix, drop: &[bool]) -> SparseMatrix {
-    let (ptr, idx, vals) = m.csc().expect("CSC");
-    let (rows, cols) = m.shape();
-    let (mut p, mut i, mut v) = (vec![0u32], Vec::new(), Vec::new());
-    for c in 0..cols {
-        for k in ptr[c] as usize..ptr[c + 1] as usize {
-            if !drop[idx[k] as usize] {
-                i.push(idx[k]);
-                v.push(vals[k]);
-            }
-        }
-        p.push(i.len() as u32);
-    }
-    SparseMatrix::from_csc(rows, cols, p, i, v)
-}
-
 /// Per column of a CSC matrix: the largest `|w|`.
 fn column_max(m: &SparseMatrix) -> Vec<f64> {
     let (ptr, _, vals) = m.csc().expect("CSC");
@@ -165,7 +148,7 @@ impl Projection {
         } else {
             let mut out = vec![false; self.rows()];
             blocks.iter().flat_map(|b| &b.rows).for_each(|&r| out[r as usize] = true);
-            Self::from_matrix(without_rows(&self.m, &out))
+            Self::from_matrix(self.m.without_rows(&out).expect("CSC"))
         };
         let cols = p.m.shape().1;
         p.lookups = blocks

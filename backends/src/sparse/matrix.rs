@@ -116,6 +116,22 @@ impl SparseMatrix {
         Some((row_ptr, cols, vs))
     }
 
+    /// The same CSC matrix (same shape) with the rows where `drop[r]` emptied. `None` for a row-major matrix.
+    pub fn without_rows(&self, drop: &[bool]) -> Option<Self> {
+        let (ptr, idx, vals) = self.csc()?;
+        let (mut p, mut i, mut v) = (vec![0u32], Vec::new(), Vec::new());
+        for c in 0..self.cols {
+            for k in ptr[c] as usize..ptr[c + 1] as usize {
+                if !drop[idx[k] as usize] {
+                    i.push(idx[k]);
+                    v.push(vals[k]);
+                }
+            }
+            p.push(i.len() as u32);
+        }
+        Some(Self::from_csc(self.rows, self.cols, p, i, v))
+    }
+
     /// The same matrix in the row-major (CSR) layout, for dense inputs. Only rows holding a nonzero are
     /// stored and visited.
     pub fn into_row_major(self) -> Self {
