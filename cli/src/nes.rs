@@ -92,6 +92,8 @@ struct NesRun {
     token_times: Option<crate::run::TokenTimes>,
     /// With `LOOM_PROFILE=stages`: the network CPU's decode time by layer and stage.
     stage_times: Option<serde_json::Value>,
+    /// With `LOOM_PROFILE=fields`: the network CPU's decode time by the trace field of the token fed.
+    field_times: Option<serde_json::Value>,
     hashes: Vec<(u64, u64)>,
     audio_hash: u64,
     samples: u64,
@@ -121,6 +123,7 @@ impl NesRun {
             "tokens_per_instruction": self.tokens.map(|t| t as f64 / self.instructions.max(1) as f64),
             "token_times": self.token_times.map(|t| t.json()),
             "stage_times": self.stage_times,
+            "field_times": self.field_times,
         })
     }
 }
@@ -390,6 +393,7 @@ fn run_reference(job: Job) -> Result<NesRun> {
         tokens: None,
         token_times: None,
         stage_times: None,
+        field_times: None,
         secs,
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
@@ -422,6 +426,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         secs: r.secs,
         token_times: Some(r.token_times),
         stage_times: r.stage_times.as_ref().map(crate::run::stage_times_json),
+        field_times: r.field_times.as_ref().map(|f| f.json()),
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
         samples: rb.sample_count,

@@ -323,6 +323,69 @@ pub(crate) struct RunResult {
     /// With `LOOM_PROFILE=stages` on the incremental executor: the decode time by layer and stage (see
     /// [`stage_times_json`]).
     pub stage_times: Option<backends::incremental::StageTimes>,
+    /// With `LOOM_PROFILE=fields`: the decode time by the trace field of the token fed (see [`FieldTimes`]).
+    pub field_times: Option<FieldTimes>,
+}
+
+/// The profiles `LOOM_PROFILE` asks for, a comma-separated list: `stages` (decode time by layer and stage, the
+/// incremental executor) and `fields` (decode time by the trace field of the token fed, any executor).
+fn profile_wanted(name: &str) -> bool {
+    std::env::var("LOOM_PROFILE").is_ok_and(|v| v.split(',').any(|p| p.trim() == name))
+}
+
+/// Decode time by the trace field of the token fed, its commit (end) variant apart from the others: a commit's
+/// time is the whole machine step's, so the commits of a field tell which steps end with it (e.g. an `IO_READ`
+/// request's) and what they cost. Tokens outside the step fields (loads, `STEP`, `HALT`) are not counted.
+#[derive(Clone, Debug)]
+pub(crate) struct FieldTimes {
+    /// Per token id: `2 * field + end`, or `u32::MAX` when not a counted field token.
+    slot: Vec<u32>,
+    names: Vec<String>,
+    /// Per slot: tokens fed and seconds spent.
+    times: Vec<(u64, f64)>,
+}
+
+impl FieldTimes {
+    pub fn new(proto: &isa_api::Protocol) -> Self {
+        use isa_api::protocol::Token;
+        let slot = (0..proto.vocab_size)
+            .map(|t| match proto.decode(t) {
+                Some(Token::Value { field, end, .. }) if !matches!(proto.fields[field as usize].role, isa_api::FieldRole::LoadAddr { .. } | isa_api::FieldRole::LoadData { .. }) => 2 * field + end as u32,
+                _ => u32::MAX,
+            })
+            .collect();
+        let names = proto.fields.iter().map(|f| f.name.clone()).collect();
+        Self { slot, names, times: vec![(0, 0.0); 2 * proto.fields.len()] }
+    }
+
+    fn add(&mut self, token: u32, secs: f64) {
+        if let Some(&s) = self.slot.get(token as usize).filter(|s| **s != u32::MAX) {
+            let e = &mut self.times[s as usize];
+            e.0 += 1;
+            e.1 += secs;
+        }
+    }
+
+    /// (field name, commit, tokens, seconds) of every field fed, the most time first.
+    pub fn rows(&self) -> Vec<(&str, bool, u64, f64)> {
+        let mut rows: Vec<_> = self.times.iter().enumerate().filter(|(_, t)| t.0 > 0).map(|(s, t)| (self.names[s / 2].as_str(), s % 2 == 1, t.0, t.1)).collect();
+        rows.sort_by(|a, b| b.3.total_cmp(&a.3));
+        rows
+    }
+
+    /// The rows as JSON: field, commit, tokens, milliseconds and microseconds per token.
+    pub fn json(&self) -> serde_json::Value {
+        self.rows().iter().map(|(f, c, n, s)| serde_json::json!({ "field": f, "commit": c, "tokens": n, "ms": s * 1e3, "us_per_token": s / *n as f64 * 1e6 })).collect()
+    }
+
+    /// The rows as a table on stderr.
+    fn print(&self) {
+        eprintln!("decode time by the field of the token fed (LOOM_PROFILE=fields):");
+        eprintln!("{:>16} {:>7} {:>10} {:>10} {:>8}", "field", "commit", "tokens", "ms", "us/token");
+        for (f, c, n, s) in self.rows() {
+            eprintln!("{f:>16} {:>7} {n:>10} {:>10.1} {:>8.2}", if c { "yes" } else { "" }, s * 1e3, s / n as f64 * 1e6);
+        }
+    }
 }
 
 /// The stage profile as JSON: milliseconds per layer and stage, per stage over all layers, and for the final
@@ -477,7 +540,8 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let kinds = token_kinds(&l.protocol);
     let mut times = [(0u64, 0f64); 4];
     // The stage profile starts at the first token after the prompt.
-    let mut profile_wanted = std::env::var_os("LOOM_PROFILE").is_some_and(|v| v == "stages");
+    let mut stages_wanted = profile_wanted("stages");
+    let mut field_times = profile_wanted("fields").then(|| FieldTimes::new(&l.protocol));
     let out = host::run_io_until(
         &l.protocol,
         &prompt,
@@ -489,14 +553,18 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
                 return Ok(preloaded_next);
             }
             let k = kinds.get(t as usize).copied().unwrap_or(3) as usize;
-            if profile_wanted && k != 3 {
-                profile_wanted = false;
+            if stages_wanted && k != 3 {
+                stages_wanted = false;
                 session.profile_stages();
             }
             let t0 = Instant::now();
             let next = session.step_argmax(t);
+            let secs = t0.elapsed().as_secs_f64();
             times[k].0 += 1;
-            times[k].1 += t0.elapsed().as_secs_f64();
+            times[k].1 += secs;
+            if let Some(f) = &mut field_times {
+                f.add(t, secs);
+            }
             next
         },
         |ev| match ev {
@@ -543,7 +611,10 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     if let Some(t) = &stage_times {
         print_stage_times(t);
     }
-    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times })
+    if let Some(f) = &field_times {
+        f.print();
+    }
+    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, field_times })
 }
 
 /// The frame outputs and keys of `--gif`, `--out`, `--frames`, `--keys`, checked against the devices the
@@ -691,6 +762,9 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         figures["token_times"] = r.token_times.json();
         if let Some(t) = &r.stage_times {
             figures["stage_times"] = stage_times_json(t);
+        }
+        if let Some(f) = &r.field_times {
+            figures["field_times"] = f.json();
         }
         if !r.counters.is_empty() {
             figures["executor_counters"] = r.counters.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();

@@ -69,15 +69,16 @@ fn through_every_verb(config: &str, want_console: &str, halts_within: usize) {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `LOOM_PROFILE=stages`: `loom bench-run` on the incremental executor adds the decode time by layer and stage
-/// (every layer, every stage, the tokens after the prompt) and prints the table; without it, neither.
+/// `LOOM_PROFILE=stages,fields`: `loom bench-run` on the incremental executor adds the decode time by layer and
+/// stage (every layer, every stage, the tokens after the prompt) and by the field of the token fed (every field
+/// token, as many as the token kinds count), and prints both tables; without it, neither.
 #[test]
-fn bench_run_reports_the_stage_profile_when_asked() {
+fn bench_run_reports_the_stage_and_field_profiles_when_asked() {
     let run = |profile: bool| {
         let mut cmd = loom();
         cmd.current_dir(repo()).args(["bench-run", "configs/acc8.toml", "--executor", "incremental", "--max-steps", "2000"]);
         if profile {
-            cmd.env("LOOM_PROFILE", "stages");
+            cmd.env("LOOM_PROFILE", "stages,fields");
         } else {
             cmd.env_remove("LOOM_PROFILE");
         }
@@ -95,8 +96,18 @@ fn bench_run_reports_the_stage_profile_when_asked() {
     assert!(t["tokens"].as_u64().unwrap() >= generated && generated > 100, "{t}, {generated} generated");
     assert!(t["ms_per_stage"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).sum::<f64>() > 0.0, "{t}");
     assert!(stderr.contains("decode time by layer and stage"), "{stderr}");
+    let rows = j["field_times"].as_array().expect("field_times");
+    let tokens = |commit: bool| rows.iter().filter(|r| r["commit"] == commit).map(|r| r["tokens"].as_u64().unwrap()).sum::<u64>();
+    let kinds = &j["token_times"];
+    let kind = |k: &str| kinds[k]["tokens"].as_u64().unwrap();
+    assert_eq!(tokens(false), kind("field") + kind("input"), "{rows:?} {kinds}");
+    assert!(tokens(true) > 0 && tokens(true) <= kind("commit"), "{rows:?} {kinds}");
+    let ms: Vec<f64> = rows.iter().map(|r| r["ms"].as_f64().unwrap()).collect();
+    assert!(ms.windows(2).all(|w| w[0] >= w[1]), "the most time first: {ms:?}");
+    assert!(stderr.contains("decode time by the field of the token fed"), "{stderr}");
     let (j, stderr) = run(false);
     assert!(j.get("stage_times").is_none() && !stderr.contains("decode time by layer"), "{j}");
+    assert!(j.get("field_times").is_none() && !stderr.contains("decode time by the field"), "{j}");
 }
 
 #[test]
