@@ -1,6 +1,7 @@
 //! The machines this binary knows: one line per machine crate's front. A config's `[machine] isa = "..."`
 //! selects one; `plugin = "path"` and `description = "file.json"` machines take the generic front. Adding a
-//! machine is its crate plus one line here; no other part of the binary knows an ISA.
+//! machine is its crate plus one line here: the general verbs know no ISA (`python`, `chat`, `cuda` and `nes`
+//! are one machine's front door each and know theirs).
 
 use isa_api::MachineFront;
 

@@ -1,4 +1,4 @@
-//! The NES host around the woven 2A03 (issue 14), the light host Nesformer also keeps: it draws, plays and
+//! The NES host around the woven 2A03, the light host Nesformer also keeps: it draws, plays and
 //! reads the controllers; the CPU, its RAM and the cartridge program run in the network (or, to check the
 //! network, in the reference interpreter).
 //!

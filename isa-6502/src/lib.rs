@@ -1,4 +1,4 @@
-//! The NES's CPU, the Ricoh 2A03 (an NMOS 6502 without decimal mode), woven into Qwen3.5 weights (issue 13).
+//! The NES's CPU, the Ricoh 2A03 (an NMOS 6502 without decimal mode), woven into Qwen3.5 weights.
 //!
 //! - [`circuit`]: the machine as an `isa-api` circuit, one instruction per step, in a flat 64 KiB map or the NES
 //!   map (IO ranges, OAM DMA): `mos6502_machine`;

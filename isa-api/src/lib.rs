@@ -1,4 +1,4 @@
-//! The stable machine-plugin API (issue 3).
+//! The stable machine-plugin API.
 //!
 //! A machine is plain, versioned data ([`MachineDesc`], serde): its architectural state (registers and
 //! memories), one step of its semantics as a word-level circuit ([`circuit`]), its host interface (output

@@ -190,13 +190,13 @@ impl std::fmt::Display for FaultCode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MemoryLayout {
     /// Four byte lanes `RAM0..RAM3` (8-bit words, RAM/4 rows each): every access is one step (a misaligned
-    /// SW/SH writes each lane at most once). 24 trace tokens per step; the fetch reads four lanes (4x the
-    /// DeltaNet heads of `Words`).
+    /// SW/SH writes each lane at most once). At most 32 trace tokens per step (see the module docs); the fetch
+    /// reads four lanes (4x the DeltaNet heads of `Words`).
     ByteLanes,
     /// One memory `RAM` of 32-bit words (RAM/4 rows): sub-word stores are read-modify-write in the same step;
     /// an access that crosses a word boundary takes two steps (the first word's part, then the second's).
-    /// 18 trace tokens per step and a quarter of the memory heads of `ByteLanes` in the woven network. The
-    /// default.
+    /// At most 26 trace tokens per step and a quarter of the memory heads of `ByteLanes` in the woven network.
+    /// The default.
     #[default]
     Words,
 }

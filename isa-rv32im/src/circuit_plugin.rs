@@ -1,4 +1,4 @@
-//! The machine as a run-time plugin (issue 4, item 5): with the `plugin` feature this crate's `cdylib`
+//! The machine as a run-time plugin: with the `plugin` feature this crate's `cdylib`
 //! exports the `isa-api` C-ABI entry point, whose `describe` returns the default machine (64 KiB at 0x10000,
 //! words layout) as JSON. Off by default, so that binaries linking several machine crates statically do not
 //! get the entry symbol twice: `cargo build --release -p isa-rv32im --features plugin` builds

@@ -1,4 +1,4 @@
-//! RV32IM + Zba as a machine plugin (issue 4): the groundwork that does not depend on the weaver.
+//! RV32IM + Zba as a machine plugin: the groundwork that does not depend on the weaver.
 //!
 //! - [`decode`]: instruction decoding (Unpriv §2.2-§2.3, chapter 24 listings; Zba in Bitmanip 1.0.0 §2.1),
 //! - [`alu`]: the pure semantics of the computational instructions (the circuit's oracle),

@@ -1,4 +1,4 @@
-//! The weaver: compiles a machine's circuit into the weights of standard Qwen3.5 decoder layers (issue 3).
+//! The weaver: compiles a machine's circuit into the weights of standard Qwen3.5 decoder layers.
 //! Nothing is trained; every weight is computed.
 //!
 //! Passes, one module each: [`lower`] (word circuit -> bit-level threshold gates), [`prune`] (dead-gate

@@ -77,8 +77,8 @@ fn stress_program_lockstep_10k_steps() {
     let dt = t0.elapsed().as_secs_f64();
     eprintln!("compared {n} positions over {steps} steps, 0 mismatches ({:.0} model tokens/s incl. reference)", n as f64 / dt);
     assert!(steps >= 10_000, "{steps}");
-    // Only what changed is written: the stress program averages fewer than 4 tokens per step (issue 12's bound
-    // for acc8; 5-6 in the protocol that wrote every field).
+    // Only what changed is written: the stress program averages fewer than 4 tokens per step (5-6 in a protocol
+    // that wrote every field).
     let per_step = n as f64 / steps as f64;
     eprintln!("{per_step:.3} tokens per step");
     assert!(per_step < 4.0, "{per_step} tokens per step");
