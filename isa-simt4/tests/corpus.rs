@@ -17,7 +17,7 @@
 mod common;
 
 use common::pocl::Pocl;
-use common::{InterpError, examples_dir, first_difference, kernels_in, load, run_interp, skip, words};
+use common::{examples_dir, first_difference, kernels_in, load, run_interp, skip, words};
 
 /// Kernels whose results are not C's, or not only C's: (file, arrays not compared with POCL (none listed: the
 /// kernel does not run on POCL), why).
@@ -37,7 +37,6 @@ fn corpus_kernels_agree_on_pocl_and_the_interpreter() {
         Some(p) => println!("OpenCL: {}", p.platform),
         None => skip("no OpenCL platform (install pocl-opencl-icd and ocl-icd-opencl-dev): the corpus runs on the interpreter only"),
     }
-    let mut interp_ready = true;
     let mut failures = Vec::new();
     let (mut pocl_kernels, mut pocl_words, mut lanes_kernels, mut lanes_words) = (0, 0, 0, 0);
     println!("{:<32} {:>6} {:>10} {:>10} {:>6}  oracle", "kernel", "instrs", "steps(4)", "steps(8)", "words");
@@ -65,18 +64,12 @@ fn corpus_kernels_agree_on_pocl_and_the_interpreter() {
             _ => None,
         };
         let mut runs = Vec::new();
-        if interp_ready {
-            for lanes in [4, 8] {
-                match run_interp(&src, &file, &spec, lanes) {
-                    Ok(r) => runs.push(r),
-                    Err(InterpError::NotReady) => {
-                        interp_ready = false;
-                        break;
-                    }
-                    Err(e) => {
-                        failures.push(format!("{file} ({lanes} lanes): {e:?}"));
-                        break;
-                    }
+        for lanes in [4, 8] {
+            match run_interp(&src, &file, &spec, lanes) {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    failures.push(format!("{file} ({lanes} lanes): {e:?}"));
+                    break;
                 }
             }
         }
@@ -127,9 +120,6 @@ fn corpus_kernels_agree_on_pocl_and_the_interpreter() {
         }
         let w = got_pocl.as_ref().map(words).or(runs.first().map(|r| words(&r.arrays))).unwrap_or(0);
         println!("{file:<32} {instrs:>6} {s4:>10} {s8:>10} {w:>6}  {}", oracle.join(", "));
-    }
-    if !interp_ready {
-        skip("the CUDA front end (isa_simt4::cuda::compile) is not written yet: the corpus ran on POCL only");
     }
     println!(
         "{} kernels: {pocl_kernels} equal on POCL and the interpreter ({pocl_words} words), {lanes_kernels} equal on 4 and 8 lanes ({lanes_words} words)",

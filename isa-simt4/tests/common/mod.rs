@@ -61,8 +61,6 @@ pub struct InterpRun {
 /// Why a kernel did not run on the interpreter.
 #[derive(Debug)]
 pub enum InterpError {
-    /// The CUDA front end is still the placeholder.
-    NotReady,
     /// The front end rejected the kernel.
     Compile(String),
     /// The machine faulted, did not halt, or did not load.
@@ -74,7 +72,6 @@ pub fn run_interp(src: &str, file: &str, spec: &LaunchSpec, lanes: u32) -> Resul
     let cfg = Simt4Config { lanes, ..Default::default() };
     let image = match isa_simt4::cuda::compile(src, file, spec, &cfg) {
         Ok(i) => i,
-        Err(e) if e.message.contains("not written yet") => return Err(InterpError::NotReady),
         Err(e) => return Err(InterpError::Compile(e.to_string())),
     };
     let mut m = Simt::new(cfg, &image.words(), &image.global).map_err(InterpError::Run)?;
