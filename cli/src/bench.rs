@@ -18,9 +18,13 @@ pub struct Args {
     /// Tokens to decode (timed one by one after the prefill).
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
-    /// Executor: flex (default), ndarray, wgpu (dense burn) or sparse.
-    #[arg(long, alias = "backend", default_value = "flex")]
-    pub executor: String,
+    /// Executor (the dense burn ones, flex, ndarray and wgpu, or the sparse ones).
+    #[arg(long, alias = "backend", default_value = "flex", value_parser = crate::executor_parser())]
+    pub executor: ExecutorKind,
+    /// Print the figures as JSON (always so: the verb's only format; accepted so that a script may pass it to
+    /// every verb that prints figures).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A `kB` field of /proc/self/status (`VmHWM`, `VmRSS`), in bytes; `None` where /proc is absent.
@@ -35,7 +39,7 @@ pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
     anyhow::ensure!(a.max_new_tokens > 0, "--max-new-tokens must be positive");
     let t0 = Instant::now();
-    let ex = backends::executor::open(ExecutorKind::parse(&a.executor)?, &a.model)?;
+    let ex = backends::executor::open(a.executor, &a.model)?;
     let params = ex.config().parameter_count();
     let load_s = t0.elapsed().as_secs_f64();
 
@@ -54,7 +58,7 @@ pub fn run(a: Args) -> Result<()> {
     let decoded = a.max_new_tokens - 1;
     let report = serde_json::json!({
         "model": a.model.display().to_string(),
-        "executor": a.executor,
+        "executor": a.executor.name(),
         "parameters": params,
         "prompt_tokens": ids.len(),
         "load_s": load_s,

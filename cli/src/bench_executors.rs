@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(num_args = 1..=2, value_name = "CONFIG [PROGRAM]")]
     pub inputs: Vec<PathBuf>,
     /// Executors to compare, comma-separated; the first is the baseline of the ratios.
-    #[arg(long, value_delimiter = ',', default_value = "sparse,incremental,jit")]
+    #[arg(long, value_delimiter = ',', default_value = "sparse,incremental,jit", value_parser = crate::executor_parser())]
     pub executors: Vec<ExecutorKind>,
     /// Stop after this many machine steps (default: the config's `max_steps`).
     #[arg(long, allow_negative_numbers = true)]

@@ -62,11 +62,11 @@ pub struct Args {
     #[arg(long)]
     pub think: bool,
     /// Executor of the base's layers (dense: flex, ndarray, wgpu; or sparse).
-    #[arg(long, default_value = "flex")]
-    pub text_executor: String,
+    #[arg(long, default_value = "flex", value_parser = crate::executor_parser())]
+    pub text_executor: ExecutorKind,
     /// Executor of the machine's layers.
-    #[arg(long, default_value = "incremental")]
-    pub machine_executor: String,
+    #[arg(long, default_value = "incremental", value_parser = crate::executor_parser())]
+    pub machine_executor: ExecutorKind,
     /// Run DeepMind's mul_big problems in FILE (`examples/chat/mul_big.json`) and print the score: each
     /// problem's calc call is given (`--bench-mode calls`, what a random base can take) or the model writes its
     /// own calls from the question (`--bench-mode model`, for a real Qwen3.5).
@@ -596,14 +596,14 @@ pub fn run(a: Args) -> Result<()> {
     })?;
     let template = ChatTemplate::from_model_dir(dir)?;
     let tok = Tokenizer::from_model_dir(dir)?;
-    let machine = Machine::open(dir, ExecutorKind::parse(&a.machine_executor)?, a.max_tool_steps, a.trace_dir.clone(), a.reload_firmware)?;
+    let machine = Machine::open(dir, a.machine_executor, a.max_tool_steps, a.trace_dir.clone(), a.reload_firmware)?;
     let messages = match &a.messages {
         Some(p) => read_messages(p)?,
         None => Vec::new(),
     };
     // The base's layers are loaded only when text is to be generated.
     let needs_text = a.max_tokens > 0 && !(a.bench_mul_big.is_some() && a.bench_mode == "calls");
-    let text_ex = if needs_text { Some(backends::executor::open_route(ExecutorKind::parse(&a.text_executor)?, dir, Route::Text)?) } else { None };
+    let text_ex = if needs_text { Some(backends::executor::open_route(a.text_executor, dir, Route::Text)?) } else { None };
     let interactive = a.messages.is_none() && a.bench_mul_big.is_none();
     let mut chat = Chat {
         template,

@@ -1,4 +1,4 @@
-//! `loom cuda KERNEL [--grid X[,Y]] [--block X[,Y]] [--arg NAME=VALUE ...]`: a CUDA-subset kernel on the woven
+//! `loom cuda [CONFIG] KERNEL [--grid X[,Y]] [--block X[,Y]] [--arg NAME=VALUE ...]`: a CUDA-subset kernel on the woven
 //! SIMT4 GPU. The kernel (`X.cu`, with the launch file `X.toml` beside it as the default launch, or a launch
 //! file naming its kernel) is compiled for the launch, loaded with its arrays as tokens, and run in the
 //! network; the arrays are printed as JSON after the run. `--check` replays the trace against the reference
@@ -6,7 +6,7 @@
 //! Nothing of the kernel runs on the host: blocks, warps and barriers are scheduled by the compiled program
 //! inside the machine.
 
-use crate::run::{open_config_or, run_program, weave_config};
+use crate::run::{open_config_or, run_program, weave_described};
 use anyhow::{Context, Result, bail};
 use isa_api::front::{Program, RunEnd};
 use isa_simt4::launch::LaunchSpec;
@@ -15,8 +15,11 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The kernel (`X.cu`; its launch defaults to `X.toml` beside it) or a launch file naming its kernel.
-    pub kernel: PathBuf,
+    /// `[CONFIG] KERNEL`: a simt4 config (default: the built-in configs/simt4.toml, 4 lanes;
+    /// configs/simt4-8.toml: 8) and the kernel (`X.cu`; its launch defaults to `X.toml` beside it) or a launch
+    /// file naming its kernel.
+    #[arg(num_args = 1..=2, required = true, value_name = "[CONFIG] KERNEL")]
+    pub inputs: Vec<PathBuf>,
     /// Blocks in the grid: `X` or `X,Y` (overrides the launch file).
     #[arg(long)]
     pub grid: Option<String>,
@@ -30,11 +33,8 @@ pub struct Args {
     /// A launch file (TOML: grid, block, [args]) instead of the one beside the kernel.
     #[arg(long)]
     pub launch: Option<PathBuf>,
-    /// Machine config (default: the built-in configs/simt4.toml, 4 lanes).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Also replay the trace against the reference evaluator and the reference interpreter; exit 1 if they
-    /// disagree.
+    /// Also replay the trace against the reference evaluator and the reference interpreter; exit status 3 if
+    /// they disagree.
     #[arg(long)]
     pub check: bool,
     /// Write the trace (prompt, generated tokens) as JSON.
@@ -44,6 +44,18 @@ pub struct Args {
     pub run: crate::run::RunFlags,
 }
 
+impl Args {
+    /// The kernel or launch file: the last positional argument.
+    pub fn kernel(&self) -> &Path {
+        self.inputs.last().expect("clap requires KERNEL")
+    }
+
+    /// The config, when given: the first of two positional arguments.
+    pub fn config(&self) -> Option<&Path> {
+        (self.inputs.len() == 2).then(|| self.inputs[0].as_path())
+    }
+}
+
 /// The built-in config: 4 lanes.
 const SIMT4_CONFIG: &str = include_str!("../../configs/simt4.toml");
 
@@ -51,15 +63,16 @@ const SIMT4_CONFIG: &str = include_str!("../../configs/simt4.toml");
 /// command line's grid, block and arguments over it. Returns the program the machine loads: a launch file
 /// named beside the kernel, whose `kernel` is the kernel's file name.
 pub fn launch_program(a: &Args) -> Result<Program> {
-    let is_launch = a.kernel.extension().is_some_and(|e| e == "toml");
+    let given = a.kernel();
+    let is_launch = given.extension().is_some_and(|e| e == "toml");
     let (kernel, base) = if is_launch {
-        let spec = LaunchSpec::from_file(&a.kernel).map_err(|e| anyhow::anyhow!(e))?;
-        let k = spec.kernel.clone().unwrap_or_else(|| a.kernel.with_extension("cu"));
+        let spec = LaunchSpec::from_file(given).map_err(|e| anyhow::anyhow!(e))?;
+        let k = spec.kernel.clone().unwrap_or_else(|| given.with_extension("cu"));
         (k, Some(spec))
     } else {
-        let beside = a.kernel.with_extension("toml");
+        let beside = given.with_extension("toml");
         let file = a.launch.clone().or_else(|| beside.is_file().then_some(beside));
-        (a.kernel.clone(), file.map(|f| LaunchSpec::from_file(&f).map_err(|e| anyhow::anyhow!(e))).transpose()?)
+        (given.to_path_buf(), file.map(|f| LaunchSpec::from_file(&f).map_err(|e| anyhow::anyhow!(e))).transpose()?)
     };
     if !kernel.is_file() {
         bail!("{}: no such kernel file", kernel.display());
@@ -91,14 +104,15 @@ pub fn launch_program(a: &Args) -> Result<Program> {
 /// `loom cuda`; returns the exit status (0, 134 on a machine fault, 3 ([`crate::DISAGREES`]) when `--check` disagrees).
 pub fn run(a: Args) -> Result<ExitCode> {
     let program = launch_program(&a)?;
-    let (cfg, machine) = open_config_or(a.config.as_deref(), SIMT4_CONFIG, "configs/simt4.toml (built in)")?;
-    if machine.describe()?.name != "simt4" {
+    let (cfg, machine) = open_config_or(a.config(), SIMT4_CONFIG, "configs/simt4.toml (built in)")?;
+    let desc = machine.describe()?;
+    if desc.name != "simt4" {
         bail!("{}: loom cuda runs kernels on the simt4 machine; this config's machine is not simt4", cfg.origin);
     }
     // Compile first: a kernel error is reported before any weaving.
     let image = machine.load(&program)?;
     let progress = !a.run.no_progress;
-    let l = weave_config(&cfg, machine, a.run.executor, progress)?;
+    let l = weave_described(&cfg, machine, desc, a.run.executor, progress)?;
     if progress {
         eprintln!("{}", l.header());
     }

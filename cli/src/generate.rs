@@ -15,9 +15,9 @@ pub struct Args {
     /// Number of tokens to generate.
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
-    /// Executor: flex (default), ndarray, wgpu (dense burn) or sparse.
-    #[arg(long, alias = "backend", default_value = "flex")]
-    pub executor: String,
+    /// Executor (the dense burn ones, flex, ndarray and wgpu, or the sparse ones).
+    #[arg(long, alias = "backend", default_value = "flex", value_parser = crate::executor_parser())]
+    pub executor: ExecutorKind,
     /// Write the logits of the generated positions ([N, vocab], f32, tensor `logits`) as safetensors.
     #[arg(long)]
     pub logits_out: Option<PathBuf>,
@@ -56,7 +56,7 @@ pub fn parse_ids(s: &str) -> Result<Vec<u32>> {
 
 pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
-    let ex = open_routed(ExecutorKind::parse(&a.executor)?, &a.model, &a.route)?;
+    let ex = open_routed(a.executor, &a.model, &a.route)?;
     let vocab = ex.config().vocab_size;
     if let Some(bad) = ids.iter().find(|t| **t as usize >= vocab) {
         anyhow::bail!("--prompt-ids: token id {bad} is outside the vocabulary (size {vocab})");

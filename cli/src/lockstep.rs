@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub examples: Vec<String>,
     /// Executor (default: the config's `[run] executor`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::executor_parser())]
     pub executor: Option<ExecutorKind>,
     /// Bound on machine steps per program (the comparison covers the steps run until then).
     #[arg(long, allow_negative_numbers = true)]
@@ -47,6 +47,12 @@ pub struct Args {
     pub model: Option<PathBuf>,
     #[command(flatten)]
     pub keys: crate::run::KeyOverrides,
+    /// Print one JSON object (every program's figures and the totals) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// Run the lockstep; returns the exit status.
@@ -67,7 +73,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         None => Vec::new(),
     };
     let t0 = Instant::now();
-    let mut l = weave_config(&cfg, machine, a.executor, true)?;
+    let show = !a.no_progress && !a.json;
+    let mut l = weave_config(&cfg, machine, a.executor, show)?;
     if let Some(dir) = &a.model {
         let manifest = weaver::export::load_manifest(dir)?;
         anyhow::ensure!(
@@ -82,18 +89,33 @@ pub fn run(a: Args) -> Result<ExitCode> {
         } else {
             backends::executor::open(kind, dir)?
         };
-        eprintln!("running the machine of {} (the reference: {})", dir.display(), cfg.origin);
+        if show {
+            eprintln!("running the machine of {} (the reference: {})", dir.display(), cfg.origin);
+        }
     }
-    eprintln!("{} {} {} and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.prepared(), l.executor.kind(), t0.elapsed().as_secs_f64());
+    if show {
+        eprintln!("{} {} {} and {} executor built in {:.1} s", l.face.name, l.machine.about(), l.prepared(), l.executor.kind(), t0.elapsed().as_secs_f64());
+    }
     let desc = l.desc.clone().expect("a config run has its description");
     let max_steps = a.max_steps.unwrap_or(l.max_steps);
-    println!(
-        "{:<14} {:>12} {:>10} {:>12} {:>10} {:>9} {:>8} {:>9} {:>12}",
-        "program", "instructions", "steps", "tokens", "mismatches", "end", "console", "seconds", "positions"
-    );
+    // One line per program as it finishes (or one JSON object at the end).
+    let mut rows: Vec<serde_json::Value> = Vec::new();
+    let mut line = |row: serde_json::Value, text: String| {
+        if !a.json {
+            println!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        rows.push(row);
+    };
+    if !a.json {
+        println!(
+            "{:<14} {:>12} {:>10} {:>12} {:>10} {:>9} {:>8} {:>9} {:>12}",
+            "program", "instructions", "steps", "tokens", "mismatches", "end", "console", "seconds", "positions"
+        );
+    }
     let (mut total, mut bad, mut total_tokens, mut total_positions) = (0u64, 0usize, 0usize, 0usize);
     let t_all = Instant::now();
-    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let progress = show && std::io::IsTerminal::is_terminal(&std::io::stderr());
     for (program, image) in programs.iter().zip(&images) {
         let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name), crate::run::stdin_io(Box::new(std::io::Cursor::new(stdin.clone()))))?;
         total_tokens += r.tokens();
@@ -103,7 +125,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         total_positions += replay.positions;
         if let Some(m) = &replay.mismatch {
             bad += 1;
-            println!("{name:<14} MISMATCH with the reference evaluator at generated position {} (step {}): model {}, reference {}", m.position, m.step, m.model, m.reference);
+            let why = format!("the reference evaluator at generated position {} (step {}): model {}, reference {}", m.position, m.step, m.model, m.reference);
+            line(serde_json::json!({ "program": name, "agrees": false, "mismatch": why }), format!("{name:<14} MISMATCH with {why}"));
             continue;
         }
         // The machine's independent reference, where it has one.
@@ -111,7 +134,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             Some(Ok(c)) => (c.instructions, c.end, c.console),
             Some(Err(e)) => {
                 bad += 1;
-                println!("{name:<14} MISMATCH: {e}");
+                line(serde_json::json!({ "program": name, "agrees": false, "mismatch": e.to_string() }), format!("{name:<14} MISMATCH: {e}"));
                 continue;
             }
             None => (replay.instructions, if r.end != RunEnd::StepLimit { r.finish.summary.clone() } else { "limit".into() }, r.console.clone()),
@@ -125,21 +148,28 @@ pub fn run(a: Args) -> Result<ExitCode> {
             Some(_) if r.end != RunEnd::StepLimit => "expected",
             _ => "-",
         };
-        println!(
-            "{name:<14} {instructions:>12} {:>10} {:>12} {:>10} {end:>9} {console_check:>8} {:>9.1} {:>12}",
-            r.out.steps,
-            r.tokens(),
-            0,
-            r.secs,
-            replay.positions
+        let row = serde_json::json!({
+            "program": name, "agrees": console_check != "DIFFERS", "instructions": instructions, "steps": r.out.steps, "tokens": r.tokens(),
+            "end": end, "console": console_check, "seconds": r.secs, "positions": replay.positions,
+        });
+        line(
+            row,
+            format!("{name:<14} {instructions:>12} {:>10} {:>12} {:>10} {end:>9} {console_check:>8} {:>9.1} {:>12}", r.out.steps, r.tokens(), 0, r.secs, replay.positions),
         );
-        let _ = std::io::stdout().flush();
     }
     let secs = t_all.elapsed().as_secs_f64();
-    println!(
-        "total: {total} instructions compared, {total_positions} trace positions equal to the reference evaluator, {bad} programs disagreeing; {total_tokens} tokens in {secs:.0} s ({:.0} tokens/s, {:.1} instructions/s)",
-        total_tokens as f64 / secs,
-        total as f64 / secs
-    );
+    if a.json {
+        let out = serde_json::json!({
+            "machine": l.face.name, "executor": l.executor.kind().name(), "programs": rows, "instructions": total, "positions": total_positions,
+            "disagreeing": bad, "tokens": total_tokens, "seconds": secs,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "total: {total} instructions compared, {total_positions} trace positions equal to the reference evaluator, {bad} programs disagreeing; {total_tokens} tokens in {secs:.0} s ({:.0} tokens/s, {:.1} instructions/s)",
+            total_tokens as f64 / secs,
+            total as f64 / secs
+        );
+    }
     Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(crate::DISAGREES) })
 }

@@ -8,6 +8,7 @@ mod chat;
 mod chat_template;
 mod cuda;
 mod display;
+mod eval;
 mod generate;
 mod graft;
 mod lockstep;
@@ -55,7 +56,10 @@ enum Command {
     Run(run::Args),
     /// `run` as a benchmark: no console output; prints weave (or load) time, tokens/s, instructions/s, memory
     /// as JSON. Takes a config or `--model DIR [PROGRAM]`.
-    BenchRun(run::Args),
+    BenchRun(run::BenchArgs),
+    /// Run a program on the machine's exact reference evaluator, nothing woven (as transformer-vm's `wasm-eval`):
+    /// `eval CONFIG [PROGRAM]` with `run`'s host devices and trace, for plugin authors debugging a circuit.
+    Eval(eval::Args),
     /// Run programs (default: the machine's built-in examples) on the woven machine and replay each trace
     /// against the machine's reference evaluator (every position) and, for RV32, the reference interpreter (pc
     /// and x0..x31 after every instruction, console and exit status).
@@ -86,6 +90,12 @@ enum Command {
     },
 }
 
+/// The `--executor` value of every verb: one of [`backends::ExecutorKind::ALL`] by name, each listed in the help.
+pub(crate) fn executor_parser() -> impl clap::builder::TypedValueParser<Value = backends::ExecutorKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(backends::ExecutorKind::ALL.map(|k| k.name())).map(|s| backends::ExecutorKind::parse(&s).expect("a listed executor name"))
+}
+
 /// The exit status of a check that ran and found the network and its reference disagreeing (`lockstep`, `cuda
 /// --check`, `nes --cpu both`, `text-check`, `bench-executors`): distinct from 1, an error that stopped the command, and 2, a
 /// command line that does not parse.
@@ -110,7 +120,8 @@ fn main() -> std::process::ExitCode {
         Command::TextCheck(a) => text_check::run(a),
         Command::Chat(a) => ok(chat::run(a)),
         Command::Run(a) => run::run(a, false),
-        Command::BenchRun(a) => run::run(a, true),
+        Command::BenchRun(a) => run::run(a.run, true),
+        Command::Eval(a) => eval::run(a),
         Command::Lockstep(a) => lockstep::run(a),
         Command::BenchExecutors(a) => bench_executors::run(a),
         Command::Nes(a) => nes::run(a),

@@ -43,8 +43,8 @@ pub struct Args {
     #[arg(long)]
     pub window: bool,
     /// Write a PNG of every recorded frame into this directory (frame-00000.png, ...).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
     /// Write the recorded frames as an animated GIF.
     #[arg(long)]
     pub gif: Option<PathBuf>,
@@ -60,8 +60,8 @@ pub struct Args {
     /// Which CPU runs the program.
     #[arg(long, value_enum, default_value_t = Cpu::Network)]
     pub cpu: Cpu,
-    /// Executor of the network (default: the config's).
-    #[arg(long)]
+    /// Executor of the network (default: the config's `[run] executor`).
+    #[arg(long, value_parser = crate::executor_parser())]
     pub executor: Option<ExecutorKind>,
     /// Replace existing output files.
     #[arg(long)]
@@ -130,7 +130,7 @@ impl NesRun {
 
 fn spec(a: &Args, record: bool) -> OutputSpec {
     if record {
-        OutputSpec { png_dir: a.out.clone(), gif: a.gif.clone(), wav: a.wav.clone(), every: a.every, force: a.force }
+        OutputSpec { png_dir: a.png.clone(), gif: a.gif.clone(), wav: a.wav.clone(), every: a.every, force: a.force }
     } else {
         OutputSpec { every: a.every, ..OutputSpec::default() }
     }
@@ -182,8 +182,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // Refuse existing outputs before any long work.
     let live = host_nes::LiveButtons::default();
     let recorder = Sinks { file: Rc::new(RefCell::new(FileRecorder::new(spec(&a, true))?)), window: open_window(&a, &rom_name, &live)? };
-    if a.out.is_none() && a.gif.is_none() && a.wav.is_none() && !a.json {
-        eprintln!("(no --out, --gif or --wav: the frames and the sound are not saved)");
+    if a.png.is_none() && a.gif.is_none() && a.wav.is_none() && !a.json {
+        eprintln!("(no --png, --gif or --wav: the frames and the sound are not saved)");
     }
     let progress = !a.no_progress && !a.json;
     let mut runs = Vec::new();

@@ -12,9 +12,8 @@ use anyhow::{Context, Result, bail};
 use backends::{Executor, ExecutorKind};
 use indicatif::{ProgressBar, ProgressStyle};
 use isa_api::front::{Devices, EXIT_STEP_LIMIT, Finish, GenericMachine, LoadImage, Machine, Program, RunEnd};
-use isa_api::host::{self, Event, RunOutcome};
+use isa_api::host::{self, RunOutcome};
 use isa_api::{MachineDesc, MachineFace, Protocol};
-use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,10 +30,20 @@ pub struct Args {
     /// Woven checkpoint directory (from `loom weave`) to run instead of weaving a config.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Executor: sparse, incremental, jit, ndarray, flex or wgpu (default: the config's `[run] executor`;
-    /// incremental with --model).
-    #[arg(long)]
+    /// Executor (default: the config's `[run] executor`; incremental with --model).
+    #[arg(long, value_parser = crate::executor_parser())]
     pub executor: Option<ExecutorKind>,
+    #[command(flatten)]
+    pub program: ProgramFlags,
+    #[command(flatten)]
+    pub devices: DeviceFlags,
+    #[command(flatten)]
+    pub keys: KeyOverrides,
+}
+
+/// The flags of one program's run (`run`, `bench-run`, `eval`): its step limit, its trace, the progress line.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ProgramFlags {
     /// Stop after this many machine steps if the machine has not halted (default: the config's
     /// `max_steps`, or 100,000,000 with --model).
     #[arg(long, allow_negative_numbers = true)]
@@ -45,6 +54,11 @@ pub struct Args {
     /// No progress line on stderr.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// The host devices' flags of the verbs that run one program with them (`run`, `bench-run`, `eval`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct DeviceFlags {
     /// The program's standard input (RV32: what read(2) on fd 0 returns), read as the machine asks for it
     /// (default: this process's standard input; `bench-run`: none).
     #[arg(long, value_name = "FILE")]
@@ -57,19 +71,28 @@ pub struct Args {
     pub gif: Option<PathBuf>,
     /// Machines that declare a display: a PNG per frame in DIR (frame-00000.png, ...).
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub png: Option<PathBuf>,
     /// Pixels per display pixel in the GIF and PNGs.
     #[arg(long, default_value_t = 8)]
     pub scale: u32,
     /// Machines that declare a keypad: the keys pressed by frame (`FRAME KEYS` lines: hex key numbers joined
     /// by `+`, or `-` for none).
-    #[arg(long = "keys", value_name = "FILE")]
+    #[arg(long = "input", value_name = "FILE")]
     pub key_file: Option<PathBuf>,
     /// Replace existing frame files.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `loom bench-run`: `run`'s arguments; the figures are JSON (the verb's only format: `--json` is accepted so
+/// that a script may pass it to every verb that prints figures).
+#[derive(clap::Args)]
+pub struct BenchArgs {
     #[command(flatten)]
-    pub keys: KeyOverrides,
+    pub run: Args,
+    /// Print the figures as JSON (always so).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The standard input of a run: the file `path`, else `default`.
@@ -107,7 +130,7 @@ fn parse_address(s: &str) -> Result<u64, String> {
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct RunFlags {
     /// Executor (default: the config's `[run] executor`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::executor_parser())]
     pub executor: Option<ExecutorKind>,
     /// Stop after this many machine steps (default: the config's `max_steps`).
     #[arg(long, allow_negative_numbers = true)]
@@ -201,8 +224,14 @@ pub(crate) fn open_config_or(path: Option<&Path>, builtin: &str, origin: &str) -
 
 /// Weave the config's machine (no inert attention layer: runs here do not need one) and build the executor.
 pub(crate) fn weave_config(cfg: &Config, machine: Box<dyn Machine>, executor: Option<ExecutorKind>, progress: bool) -> Result<Loaded> {
-    let kind = executor.unwrap_or(cfg.run.executor);
     let desc = machine.describe()?;
+    weave_described(cfg, machine, desc, executor, progress)
+}
+
+/// [`weave_config`] of a machine already described (`desc`: `machine.describe()`), so that a run builds its
+/// circuit once.
+pub(crate) fn weave_described(cfg: &Config, machine: Box<dyn Machine>, desc: isa_api::MachineDesc, executor: Option<ExecutorKind>, progress: bool) -> Result<Loaded> {
+    let kind = executor.unwrap_or(cfg.run.executor);
     let pb = spinner(progress, &format!("weaving {} {}", desc.name, machine.about()));
     let t0 = Instant::now();
     let opts = weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer: false };
@@ -524,10 +553,7 @@ pub(crate) fn run_with_devices(l: &Loaded, image: &LoadImage, devices: Box<dyn D
 /// [`run_with_devices`], from a fork of `pre` (the prompt already read) when given. The trace is the same: the
 /// prompt is in it, and the fork predicts what a session that read it predicts.
 fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, max_steps: usize, progress: bool, label: &str, pre: Option<&Preloaded>) -> Result<RunResult> {
-    let devices: RefCell<Box<dyn Devices>> = RefCell::new(devices);
     let prompt = image.prompt(&l.protocol);
-    let pb = crate::progress::spinner(progress);
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
     let (mut session, mut skip, preloaded_next) = match pre {
         Some(p) => {
             anyhow::ensure!(p.prompt == prompt, "the preloaded session read another program's prompt");
@@ -535,77 +561,35 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
         }
         None => (l.executor.session(), 0, 0),
     };
-    let t1 = Instant::now();
-    let mut generated = 0usize;
     let kinds = token_kinds(&l.protocol);
     let mut times = [(0u64, 0f64); 4];
     // The stage profile starts at the first token after the prompt.
     let mut stages_wanted = profile_wanted("stages");
     let mut field_times = profile_wanted("fields").then(|| FieldTimes::new(&l.protocol));
-    let out = host::run_io_until(
-        &l.protocol,
-        &prompt,
-        max_steps,
-        |t| {
-            // The prompt's tokens were read by the preloaded session: its prediction after the last.
-            if skip > 0 {
-                skip -= 1;
-                return Ok(preloaded_next);
-            }
-            let k = kinds.get(t as usize).copied().unwrap_or(3) as usize;
-            if stages_wanted && k != 3 {
-                stages_wanted = false;
-                session.profile_stages();
-            }
-            let t0 = Instant::now();
-            let next = session.step_argmax(t);
-            let secs = t0.elapsed().as_secs_f64();
-            times[k].0 += 1;
-            times[k].1 += secs;
-            if let Some(f) = &mut field_times {
-                f.add(t, secs);
-            }
-            next
-        },
-        |ev| match ev {
-            Event::Token { .. } => generated += 1,
-            Event::Step { steps, step } => {
-                pb.suspend(|| devices.borrow_mut().step(step));
-                if steps % 16 == 0 {
-                    let secs = t1.elapsed().as_secs_f64().max(1e-9);
-                    let n = devices.borrow().instructions();
-                    let own = devices.borrow().progress().map_or(String::new(), |p| format!("{p}, "));
-                    pb.set_message(format!(
-                        "{label}{own}{n} instructions, {steps} steps, {} tokens, {:.0} tokens/s, {:.1} instructions/s",
-                        prompt.len() + generated,
-                        (prompt.len() + generated) as f64 / secs,
-                        n as f64 / secs
-                    ));
-                    pb.tick();
-                }
-            }
-        },
-        |s| {
-            let inj = devices.borrow_mut().inject(s);
-            inj.into_iter().flat_map(|(port, v)| l.protocol.input_tokens(port, v)).collect()
-        },
-        || devices.borrow().done(),
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    pb.finish_and_clear();
-    let secs = t1.elapsed().as_secs_f64();
-    let end = if out.halted {
-        RunEnd::Halted
-    } else if devices.borrow().done() {
-        RunEnd::Devices
-    } else {
-        RunEnd::StepLimit
+    let next = |t| {
+        // The prompt's tokens were read by the preloaded session: its prediction after the last.
+        if skip > 0 {
+            skip -= 1;
+            return Ok(preloaded_next);
+        }
+        let k = kinds.get(t as usize).copied().unwrap_or(3) as usize;
+        if stages_wanted && k != 3 {
+            stages_wanted = false;
+            session.profile_stages();
+        }
+        let t0 = Instant::now();
+        let next = session.step_argmax(t);
+        let secs = t0.elapsed().as_secs_f64();
+        times[k].0 += 1;
+        times[k].1 += secs;
+        if let Some(f) = &mut field_times {
+            f.add(t, secs);
+        }
+        next
     };
-    let mut d = devices.into_inner();
-    let finish = d.finish(end);
-    let _ = std::io::stdout().flush();
+    let Driven { out, end, finish, mut devices, secs } = drive_devices(&l.protocol, &prompt, devices, max_steps, progress, label, next)?;
     let counters = session.counters();
-    let frames = d.take_frames();
+    let frames = devices.take_frames();
     let token_times = TokenTimes { commit: times[0], field: times[1], input: times[2], prompt: times[3] };
     let stage_times = session.stage_times();
     if let Some(t) = &stage_times {
@@ -614,30 +598,106 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     if let Some(f) = &field_times {
         f.print();
     }
-    Ok(RunResult { instructions: d.instructions(), console: d.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, field_times })
+    Ok(RunResult { instructions: devices.instructions(), console: devices.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, field_times })
 }
 
-/// The frame outputs and keys of `--gif`, `--out`, `--frames`, `--keys`, checked against the devices the
+/// What the host loop of [`drive_devices`] gave: the trace and steps, how the run ended, the devices' finish
+/// and the devices themselves (frames, console, instructions), and the seconds it took.
+pub(crate) struct Driven {
+    pub out: RunOutcome,
+    pub end: RunEnd,
+    pub finish: Finish,
+    pub devices: Box<dyn Devices>,
+    pub secs: f64,
+}
+
+/// The host loop ([`host::run_devices`]) with the machine's host `devices`: `prompt`, then the tokens `next`
+/// predicts (a network session's, or the reference evaluator's for `loom eval`), until the machine halts, the
+/// devices are done or `max_steps` steps ran. A progress line (`label` first) when `progress`.
+pub(crate) fn drive_devices<E: std::fmt::Display>(
+    proto: &isa_api::Protocol,
+    prompt: &[u32],
+    devices: Box<dyn Devices>,
+    max_steps: usize,
+    progress: bool,
+    label: &str,
+    next: impl FnMut(u32) -> std::result::Result<u32, E>,
+) -> Result<Driven> {
+    let pb = crate::progress::spinner(progress);
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
+    let mut devices = Suspending { inner: devices, pb: &pb };
+    let t1 = Instant::now();
+    let run = host::run_devices(proto, prompt, &mut devices, max_steps, next, |steps, tokens, d| {
+        if steps % 16 == 0 {
+            let secs = t1.elapsed().as_secs_f64().max(1e-9);
+            let n = d.instructions();
+            let own = d.progress().map_or(String::new(), |p| format!("{p}, "));
+            pb.set_message(format!("{label}{own}{n} instructions, {steps} steps, {tokens} tokens, {:.0} tokens/s, {:.1} instructions/s", tokens as f64 / secs, n as f64 / secs));
+            pb.tick();
+        }
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    pb.finish_and_clear();
+    let secs = t1.elapsed().as_secs_f64();
+    let _ = std::io::stdout().flush();
+    Ok(Driven { out: run.out, end: run.end, finish: run.finish, devices: devices.inner, secs })
+}
+
+/// Devices whose steps (which may print console output) hide the progress line while they run.
+struct Suspending<'p> {
+    inner: Box<dyn Devices>,
+    pb: &'p ProgressBar,
+}
+
+impl Devices for Suspending<'_> {
+    fn inject(&mut self, steps: usize) -> Vec<(u32, u64)> {
+        self.inner.inject(steps)
+    }
+    fn step(&mut self, step: &isa_api::StepEvents) {
+        let inner = &mut self.inner;
+        self.pb.suspend(|| inner.step(step));
+    }
+    fn instructions(&self) -> u64 {
+        self.inner.instructions()
+    }
+    fn console(&self) -> &[u8] {
+        self.inner.console()
+    }
+    fn finish(&mut self, end: RunEnd) -> Finish {
+        self.inner.finish(end)
+    }
+    fn done(&self) -> bool {
+        self.inner.done()
+    }
+    fn progress(&self) -> Option<String> {
+        self.inner.progress()
+    }
+    fn take_frames(&mut self) -> Vec<isa_api::devices::Frame> {
+        self.inner.take_frames()
+    }
+}
+
+/// The frame outputs and keys of `--gif`, `--png`, `--frames`, `--input`, checked against the devices the
 /// machine declares.
-fn device_options(a: &Args, face: &isa_api::MachineFace) -> Result<(crate::display::FrameOutput, isa_api::devices::KeySchedule)> {
+pub(crate) fn device_options(a: &DeviceFlags, face: &isa_api::MachineFace) -> Result<(crate::display::FrameOutput, isa_api::devices::KeySchedule)> {
     use isa_api::DeviceDesc;
     let has = |f: fn(&DeviceDesc) -> bool| face.devices.iter().any(f);
-    let out = crate::display::FrameOutput { gif: a.gif.clone(), png_dir: a.out.clone(), scale: a.scale, force: a.force };
+    let out = crate::display::FrameOutput { gif: a.gif.clone(), png_dir: a.png.clone(), scale: a.scale, force: a.force };
     if out.any() && !has(|d| matches!(d, DeviceDesc::Display { .. })) {
-        bail!("--gif/--out: machine {} declares no display", face.name);
+        bail!("--gif/--png: machine {} declares no display", face.name);
     }
     if a.frames == Some(0) {
         bail!("--frames must be at least 1");
     }
     if (out.any() || a.frames.is_some()) && !has(|d| matches!(d, DeviceDesc::Ticks { .. })) {
-        bail!("--frames/--gif/--out: machine {} declares no clock (frames are its ticks)", face.name);
+        bail!("--frames/--gif/--png: machine {} declares no clock (frames are its ticks)", face.name);
     }
     out.check()?;
     let keys = match &a.key_file {
         None => Default::default(),
         Some(p) => {
             let n = face.devices.iter().find_map(|d| if let DeviceDesc::Keypad { keys, .. } = d { Some(*keys) } else { None });
-            let n = n.with_context(|| format!("--keys: machine {} declares no keypad", face.name))?;
+            let n = n.with_context(|| format!("--input: machine {} declares no keypad", face.name))?;
             let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             isa_api::devices::KeySchedule::parse(&text, n).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
         }
@@ -669,8 +729,9 @@ fn is_machine_config(p: &Path) -> bool {
 
 /// `loom run` / `loom bench-run`; returns the process exit status.
 pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
-    let progress = !a.no_progress && !bench;
-    let (l, program) = match &a.model {
+    let progress = !a.program.no_progress && !bench;
+    // The circuit is built once and the program loaded once (a SIMT4 kernel compiled once), before the weave.
+    let (l, program, image, (frame_out, keys)) = match &a.model {
         Some(dir) => {
             if a.inputs.len() > 1 {
                 bail!("--model DIR takes at most one PROGRAM, got {} arguments", a.inputs.len());
@@ -678,13 +739,19 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             if let Some(p) = a.inputs.first().filter(|p| is_machine_config(p)) {
                 bail!("--model DIR runs the checkpoint's machine: {} looks like a config, not a program (give either a config or --model DIR)", p.display());
             }
+            let keys: Vec<&str> = [(a.keys.load_at.is_some(), "--load-at"), (a.keys.pc.is_some(), "--pc")].into_iter().filter_map(|(on, f)| on.then_some(f)).collect();
+            if !keys.is_empty() {
+                bail!("{} with --model DIR: a checkpoint's machine keeps the keys it was woven with (run the config with them instead)", keys.join(" and "));
+            }
             let given = a.inputs.first().map(|p| Program::from_file(p)).transpose()?;
             let l = open_checkpoint(dir, given.as_ref(), a.executor)?;
             let program = match given {
                 Some(p) => p,
                 None => program_or_demo(None, l.machine.as_ref(), &format!("machine {}", l.face.name))?,
             };
-            (l, program)
+            let image = l.machine.load(&program)?;
+            let devices = device_options(&a.devices, &l.face)?;
+            (l, program, image, devices)
         }
         None => {
             let Some(config) = a.inputs.first() else {
@@ -693,17 +760,16 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             let (cfg, machine) = open_config(config, &a.keys)?;
             let program = program_or_demo(a.inputs.get(1), machine.as_ref(), &cfg.origin)?;
             // Check the program, the device options and --stdin before the (long) weave.
-            machine.load(&program)?;
-            device_options(&a, &machine.describe()?.face)?;
-            if let Some(p) = &a.stdin {
+            let image = machine.load(&program)?;
+            let desc = machine.describe()?;
+            let devices = device_options(&a.devices, &desc.face)?;
+            if let Some(p) = &a.devices.stdin {
                 std::fs::File::open(p).with_context(|| format!("--stdin {}", p.display()))?;
             }
-            (weave_config(&cfg, machine, a.executor, progress)?, program)
+            (weave_described(&cfg, machine, desc, a.executor, progress)?, program, image, devices)
         }
     };
-    let image = l.machine.load(&program)?;
-    let max_steps = a.max_steps.unwrap_or(l.max_steps);
-    let (frame_out, keys) = device_options(&a, &l.face)?;
+    let max_steps = a.program.max_steps.unwrap_or(l.max_steps);
     let rep = &l.report;
     let nonzero = l.executor.nonzero_weights().map_or(String::new(), |n| format!(" ({n} nonzero in the projections)"));
     let kind = l.executor.kind();
@@ -723,12 +789,12 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
             l.build_s
         );
     }
-    let input = open_stdin(a.stdin.as_deref(), || if bench { Box::new(std::io::empty()) } else { Box::new(std::io::stdin()) })?;
-    let r = run_program(&l, &image, max_steps, !bench, progress, "", isa_api::front::HostIo { stdin: input, frames: a.frames, keys })?;
+    let input = open_stdin(a.devices.stdin.as_deref(), || if bench { Box::new(std::io::empty()) } else { Box::new(std::io::stdin()) })?;
+    let r = run_program(&l, &image, max_steps, !bench, progress, "", isa_api::front::HostIo { stdin: input, frames: a.devices.frames, keys })?;
     if frame_out.any() {
         frame_out.write(&r.frames)?;
     }
-    if let Some(p) = &a.trace {
+    if let Some(p) = &a.program.trace {
         std::fs::write(p, serde_json::to_string(&r.out.trace)?).with_context(|| format!("writing {}", p.display()))?;
     }
     let tokens = r.tokens();

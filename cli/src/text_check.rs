@@ -40,13 +40,16 @@ pub struct Args {
     /// Only the first N tokens of the text.
     #[arg(long)]
     pub positions: Option<usize>,
-    /// Executor for both models (sparse, incremental, jit, ndarray, flex, wgpu). The dense ones (flex,
-    /// ndarray, wgpu) run the text in blocks of 128 tokens, much faster on a dense base.
-    #[arg(long, default_value = "flex")]
-    pub executor: String,
+    /// Executor for both models. The dense ones (flex, ndarray, wgpu) run the text in blocks of 128 tokens,
+    /// much faster on a dense base.
+    #[arg(long, default_value = "flex", value_parser = crate::executor_parser())]
+    pub executor: ExecutorKind,
     /// Skip the plain (unrouted) run.
     #[arg(long)]
     pub no_plain: bool,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -236,7 +239,7 @@ fn plain_does_not_fit(kind: ExecutorKind, model: &Path) -> Result<Option<String>
 }
 
 pub fn run(a: Args) -> Result<std::process::ExitCode> {
-    let kind = ExecutorKind::parse(&a.executor)?;
+    let kind = a.executor;
     let g = GraftManifest::load(&a.model)?
         .with_context(|| format!("{} has no graft.json: not a grafted checkpoint (write one with `loom graft`)", a.model.display()))?;
     let text = match &a.text {
@@ -261,7 +264,7 @@ pub fn run(a: Args) -> Result<std::process::ExitCode> {
     if let Some(bad) = ids.iter().find(|t| **t as usize >= v) {
         bail!("token id {bad} is outside the base's vocabulary ({v})");
     }
-    let progress = !a.json;
+    let progress = !a.json && !a.no_progress;
     if progress {
         eprintln!("{} positions; running the base {} on {kind}", ids.len(), a.base.display());
     }

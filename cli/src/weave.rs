@@ -24,6 +24,9 @@ pub struct Args {
     /// Also write the allocation dump (slot -> name, units -> gate, head -> memory) to this file.
     #[arg(long)]
     pub dump: Option<PathBuf>,
+    /// Print the report (with --plan: the plan) as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -34,6 +37,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let (_, _, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer })?;
         let c = weaver::emit::config(&alloc);
         let g = &alloc.geometry;
+        if a.json {
+            let plan = serde_json::json!({
+                "machine": desc.name, "layers": g.layers, "attention_layers": alloc.attention_layers.len(), "hidden": g.hidden,
+                "intermediate": g.intermediate, "key_heads": g.key_heads, "value_heads": g.value_heads, "d_k": g.dk, "d_v": g.dv,
+                "vocab": g.vocab, "parameters": c.parameter_count(),
+            });
+            println!("{}", serde_json::to_string_pretty(&plan)?);
+            return Ok(());
+        }
         println!(
             "machine {}: {} layers ({} full attention), hidden {}, intermediate {}, DeltaNet {} key / {} value heads (d_k {}, d_v {}), vocab {}, {} parameters (dense)",
             desc.name,
@@ -57,8 +69,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     eprintln!("writing {} parameters ({:.1} GB of f32) to {}", w.report.parameters, w.report.parameters as f64 * 4e-9, out.display());
     let t0 = std::time::Instant::now();
     save(&w, out).with_context(|| format!("saving to {}", out.display()))?;
-    println!("{}", w.report.render());
-    println!("saved {} in {:.2} s", out.display(), t0.elapsed().as_secs_f64());
+    let save_s = t0.elapsed().as_secs_f64();
+    if a.json {
+        let mut j = serde_json::to_value(&w.report)?;
+        j["out"] = serde_json::json!(out.display().to_string());
+        j["save_s"] = serde_json::json!(save_s);
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        println!("{}", w.report.render());
+        println!("saved {} in {:.2} s", out.display(), save_s);
+    }
     if let Some(d) = &a.dump {
         std::fs::write(d, weaver::report::allocation_dump(&w.netlist, &w.allocation)).with_context(|| format!("writing {}", d.display()))?;
     }

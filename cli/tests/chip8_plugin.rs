@@ -78,7 +78,7 @@ fn a_chip8_plugin_built_out_of_tree_runs_in_the_binary() {
     let frames = dir.join("frames");
     let keys = dir.join("keys.txt");
     std::fs::write(&keys, "3 5\n14 -\n").unwrap();
-    let out = loom().arg("run").arg(&cfg).arg(&rom).args(["--no-progress", "--frames", "24", "--scale", "1", "--out"]).arg(&frames).arg("--keys").arg(&keys).output().unwrap();
+    let out = loom().arg("run").arg(&cfg).arg(&rom).args(["--no-progress", "--frames", "24", "--scale", "1", "--png"]).arg(&frames).arg("--input").arg(&keys).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // Key 5 held in frames 3 to 13: each round of the ROM's loop that sees it sets the sound timer to 4 (a
@@ -92,7 +92,7 @@ fn a_chip8_plugin_built_out_of_tree_runs_in_the_binary() {
     // Timendus' IBM logo: 230 lit pixels, as the plugin's interpreter draws it.
     if let Some(td) = testdata() {
         let ibm = td.join("chip8/timendus/2-ibm-logo.ch8");
-        let out = loom().arg("run").arg(&cfg).arg(&ibm).args(["--no-progress", "--frames", "8", "--scale", "1", "--force", "--out"]).arg(&frames).output().unwrap();
+        let out = loom().arg("run").arg(&cfg).arg(&ibm).args(["--no-progress", "--frames", "8", "--scale", "1", "--force", "--png"]).arg(&frames).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(frames.join("frame-00007.png")).unwrap()));
         let mut r = dec.read_info().unwrap();

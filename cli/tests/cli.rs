@@ -60,7 +60,11 @@ fn bad_inputs_give_clear_errors() {
     let good = repo().join("models/tiny-random");
     fails_with(&["--prompt-ids", "1,x", "--max-new-tokens", "2"], &good, &["--prompt-ids", "\"x\""]);
     fails_with(&["--prompt-ids", "1,500", "--max-new-tokens", "2"], &good, &["500", "vocabulary"]);
-    fails_with(&["--prompt-ids", "1", "--executor", "cuda"], &good, &["unknown executor"]);
+    // An unknown executor is a usage error (status 2) that lists the executors.
+    let out = loom().args(["generate", "--model"]).arg(&good).args(["--prompt-ids", "1", "--executor", "cuda"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("invalid value 'cuda'") && err.contains("sparse, incremental, jit, ndarray, flex, wgpu"), "{err}");
 }
 
 /// `loom weave` + `loom bench-run --model DIR PROGRAM`: the benchmark of any woven checkpoint prints its

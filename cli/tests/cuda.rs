@@ -19,7 +19,7 @@ fn run(args: &[&str]) -> (Option<i32>, String, String) {
 #[test]
 fn the_demo_kernel_runs_in_the_network_and_agrees_with_the_interpreter() {
     for config in ["configs/simt4.toml"] {
-        let (code, out, err) = run(&["cuda", "examples/cuda/demo.cu", "--config", config, "--check"]);
+        let (code, out, err) = run(&["cuda", config, "examples/cuda/demo.cu", "--check"]);
         assert_eq!(code, Some(0), "{config}: {out}\n{err}");
         let json: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
         assert_eq!(json["out"], serde_json::json!([-6, 2, 9, -5, 1, 4, -1, 3, 0, 0, 0, 9, 8, 0, 0, 0]), "{config}: {out}");
@@ -82,7 +82,7 @@ fn bad_kernels_and_launches_are_named_errors() {
     let (code, _, err) = run(&["cuda", "examples/cuda/demo.cu", "--arg", "a=zeros(x)"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("--arg a") && err.contains("zeros"), "{err}");
-    let (code, _, err) = run(&["cuda", "examples/cuda/demo.cu", "--config", "configs/acc8.toml"]);
+    let (code, _, err) = run(&["cuda", "configs/acc8.toml", "examples/cuda/demo.cu"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("not simt4"), "{err}");
     let (code, _, err) = run(&["cuda", "examples/cuda/no-such.cu"]);

@@ -23,7 +23,7 @@ fn paint8_frames_go_to_a_gif_and_pngs() {
     std::fs::write(&keys, "10 2\n20 -\n").unwrap();
     let (gif, pngs) = (dir.join("paint.gif"), dir.join("frames"));
     let run = |extra: &[&str]| {
-        loom().current_dir(repo()).args(["run", "--no-progress", "configs/paint8.toml", "--frames", "40", "--scale", "4"]).arg("--gif").arg(&gif).arg("--out").arg(&pngs).arg("--keys").arg(&keys).args(extra).output().unwrap()
+        loom().current_dir(repo()).args(["run", "--no-progress", "configs/paint8.toml", "--frames", "40", "--scale", "4"]).arg("--gif").arg(&gif).arg("--png").arg(&pngs).arg("--input").arg(&keys).args(extra).output().unwrap()
     };
     let out = run(&[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -70,8 +70,8 @@ fn device_options_need_the_devices() {
     assert!(err(&["run", "configs/acc8.toml", "--frames", "3"]).contains("declares no clock"));
     let keys = dir.join("keys.txt");
     std::fs::write(&keys, "0 7\n").unwrap();
-    let e = err(&["run", "configs/paint8.toml", "--keys", keys.to_str().unwrap()]);
+    let e = err(&["run", "configs/paint8.toml", "--input", keys.to_str().unwrap()]);
     assert!(e.contains("line 1: key 7 is not on a keypad of 4 keys"), "{e}");
-    assert!(err(&["run", "configs/acc8.toml", "--keys", keys.to_str().unwrap()]).contains("declares no keypad"));
+    assert!(err(&["run", "configs/acc8.toml", "--input", keys.to_str().unwrap()]).contains("declares no keypad"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -23,7 +23,7 @@ fn the_demo_on_both_cpus_writes_frames_gif_and_wav() {
         gif.to_str().unwrap(),
         "--wav",
         wav.to_str().unwrap(),
-        "--out",
+        "--png",
         frames.to_str().unwrap(),
         "--json",
     ]);
@@ -57,15 +57,15 @@ fn the_demo_on_both_cpus_writes_frames_gif_and_wav() {
     assert_eq!(code, Some(0), "{stderr}");
     // --force on a directory of frames from a longer run leaves this run's frames only (and the user's other files).
     std::fs::write(frames.join("notes.txt"), "mine").unwrap();
-    let (code, _, stderr) = run(&["nes", "--frames", "2", "--cpu", "reference", "--out", frames.to_str().unwrap(), "--force"]);
+    let (code, _, stderr) = run(&["nes", "--frames", "2", "--cpu", "reference", "--png", frames.to_str().unwrap(), "--force"]);
     assert_eq!(code, Some(0), "{stderr}");
     let mut names: Vec<String> = std::fs::read_dir(&frames).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     names.sort();
     assert_eq!(names, ["frame-00000.png", "frame-00001.png", "notes.txt"]);
-    // --out onto a file: named, before any work.
-    let (code, _, stderr) = run(&["nes", "--frames", "1", "--cpu", "reference", "--out", gif.to_str().unwrap()]);
+    // --png onto a file: named, before any work.
+    let (code, _, stderr) = run(&["nes", "--frames", "1", "--cpu", "reference", "--png", gif.to_str().unwrap()]);
     assert_eq!(code, Some(1));
-    assert!(stderr.contains("is a file; --out takes a directory for the frames"), "{stderr}");
+    assert!(stderr.contains("is a file; --png takes a directory for the frames"), "{stderr}");
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn the_window_shows_the_frames_or_says_why_not() {
     let out = std::process::Command::new("xvfb-run")
         .arg("-a")
         .arg(env!("CARGO_BIN_EXE_loom"))
-        .args(["nes", "--window", "--cpu", "reference", "--frames", "12", "--no-progress", "--out"])
+        .args(["nes", "--window", "--cpu", "reference", "--frames", "12", "--no-progress", "--png"])
         .arg(&frames)
         .current_dir(repo())
         .output()

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// Inline commands that name the user's own files (placeholders), or that only illustrate a flag: not run.
 const NOT_RUN: &[&str] = &[
-    "loom nes game.nes --frames 600 --out frames/ --input buttons.txt",
+    "loom nes game.nes --frames 600 --png frames/ --input buttons.txt",
     "hf download Qwen/Qwen3.5-4B",
     "loom run --model",
 ];

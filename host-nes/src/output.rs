@@ -53,7 +53,7 @@ pub fn check_new(path: &Path, force: bool) -> Result<(), OutputError> {
 /// frames yet. Changes nothing.
 pub fn check_frame_dir(d: &Path, force: bool) -> Result<(), OutputError> {
     if d.exists() && !d.is_dir() {
-        return Err(err(d, "is a file; --out takes a directory for the frames"));
+        return Err(err(d, "is a file; --png takes a directory for the frames"));
     }
     if !force && d.join("frame-00000.png").exists() {
         return Err(err(d, "holds frame-00000.png already; give --force to replace the frames"));

@@ -7,7 +7,7 @@ mod common;
 use common::Hashes;
 
 use host_nes::{Board, InputSchedule, NetworkDevices};
-use isa_api::front::{Devices, Machine, RunEnd};
+use isa_api::front::{Devices, Machine};
 use isa_api::host;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -59,29 +59,15 @@ fn run_both_on(rom: &[u8], input: &InputSchedule, frames: u64, m: isa_6502::fron
     let reference = host_nes::run_reference(cart.clone(), &image, input.clone(), frames, &mut want).unwrap();
     let (woven, model) = woven(m.keys.prg);
     let rec = Rc::new(RefCell::new(Hashes::default()));
-    let devices = RefCell::new(NetworkDevices::new(&m.options(), Board::new(cart, input.clone()), image.memory(), Some(frames), Box::new(rec.clone())));
+    let mut devices = NetworkDevices::new(&m.options(), Board::new(cart, input.clone()), image.memory(), Some(frames), Box::new(rec.clone()));
     let proto = &woven.protocol;
     let prompt = image.load_image(&m.options()).prompt(proto);
     let mut st = model.new_state();
     let t = std::time::Instant::now();
-    let out = host::run_io_until(
-        proto,
-        &prompt,
-        10_000_000,
-        |tok| model.step_argmax(&mut st, tok),
-        |ev| {
-            if let host::Event::Step { step, .. } = ev {
-                devices.borrow_mut().step(step);
-            }
-        },
-        |s| devices.borrow_mut().inject(s).into_iter().flat_map(|(p, v)| proto.input_tokens(p, v)).collect(),
-        || devices.borrow().done(),
-    )
-    .expect("the woven machine runs");
-    let mut d = devices.into_inner();
-    let fin = d.finish(RunEnd::Devices);
-    let instructions = d.instructions();
-    drop(d);
+    let run = host::run_devices(proto, &prompt, &mut devices, 10_000_000, |tok| model.step_argmax(&mut st, tok), |_, _, _| {}).expect("the woven machine runs");
+    let (out, fin) = (run.out, run.finish);
+    let instructions = devices.instructions();
+    drop(devices);
     let got = Rc::try_unwrap(rec).ok().unwrap().into_inner();
     WovenRun {
         got,

@@ -31,7 +31,7 @@ impl Frame {
 }
 
 /// Keys pressed by frame: `(first frame, mask)` entries, frames ascending; a mask holds until the next entry.
-/// Text form (`loom run --keys FILE`): one `FRAME KEYS` line per change, KEYS being key numbers in hex joined
+/// Text form (`loom run --input FILE`): one `FRAME KEYS` line per change, KEYS being key numbers in hex joined
 /// by `+` (`5`, `1+A`) or `-` for none; `#` starts a comment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeySchedule(pub Vec<(u64, u64)>);

@@ -276,12 +276,151 @@ impl Reference {
     }
 }
 
+/// The reference evaluator as the token source of a host loop ([`crate::host::run_io_until`]'s `next`): fed the
+/// trace a host builds (the prompt, then the generated and injected tokens), it predicts each next token as the
+/// woven network does, so a program runs with its host devices and no weights (`loom eval`). A step is computed
+/// when its first token is asked for; injections that follow (at a step boundary, after the prediction) undo
+/// that step and compute it again with them, as the network's next position would.
+#[derive(Clone, Debug)]
+pub struct Predictor {
+    r: Reference,
+    /// Prompt tokens still to come (the image is loaded into the state directly).
+    prompt_left: usize,
+    /// The tokens of the step computed last that are still to be fed.
+    pending: std::collections::VecDeque<u32>,
+    /// The state and history before the step computed last, while none of its tokens has been fed.
+    undo: Option<(MachineState, TraceHistory)>,
+    /// Steps taken (each one's first token fed).
+    pub steps: usize,
+}
+
+/// A token fed to [`Predictor::next`] that is neither the reference's prediction nor an injection.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("position {position}: fed {fed}, the reference predicted {predicted}")]
+pub struct Unpredicted {
+    pub position: usize,
+    pub fed: String,
+    pub predicted: String,
+}
+
+impl Predictor {
+    /// The machine `desc` (validated) with `image` loaded; `prompt_len` tokens of prompt (its loads, presets and
+    /// `STEP`, as [`crate::LoadImage::prompt`] writes them) come first.
+    pub fn new(desc: MachineDesc, image: &crate::LoadImage, prompt_len: usize) -> Self {
+        let mut r = Reference::new(desc);
+        image.load_into(&mut r);
+        Self { r, prompt_left: prompt_len, pending: Default::default(), undo: None, steps: 0 }
+    }
+
+    /// The reference machine (its state after the steps fed, and the one computed for the next token).
+    pub fn reference(&self) -> &Reference {
+        &self.r
+    }
+
+    /// Feed `token` at `position`; the token the reference writes next.
+    pub fn next(&mut self, position: usize, token: u32) -> Result<u32, Unpredicted> {
+        let p = &self.r.protocol;
+        if self.prompt_left > 0 {
+            self.prompt_left -= 1;
+            if self.prompt_left > 0 {
+                return Ok(p.step_token); // inside the prompt: nothing is predicted
+            }
+        } else if p.is_host_token(token) {
+            // An injection at a step boundary: the step computed for this position had not started.
+            if let Some((state, history)) = self.undo.take() {
+                (self.r.state, self.r.history) = (state, history);
+                self.pending.clear();
+            }
+            // Each chunk replaces its bits of the port's value (the network stages chunk by chunk).
+            if let Some(crate::protocol::Token::Value { field, value, .. }) = p.decode(token) {
+                let f = &p.fields[field as usize];
+                if let FieldRole::In { port, .. } = f.role {
+                    let old = self.r.state.inputs[port as usize];
+                    let v = (old & !(mask(f.width) << f.lo)) | ((value & mask(f.width)) << f.lo);
+                    self.r.inject(port, v);
+                }
+            }
+        } else {
+            match self.pending.front() {
+                Some(&want) if want == token => {
+                    self.pending.pop_front();
+                    if self.undo.take().is_some() {
+                        self.steps += 1;
+                    }
+                }
+                want => {
+                    let predicted = want.map_or("nothing (no step computed)".to_string(), |w| p.describe(*w));
+                    return Err(Unpredicted { position, fed: p.describe(token), predicted });
+                }
+            }
+        }
+        if self.pending.is_empty() {
+            self.undo = Some((self.r.state.clone(), self.r.history.clone()));
+            let o = self.r.step();
+            self.pending.extend(self.r.step_tokens(&o));
+        }
+        Ok(self.pending[0])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::Token;
     use crate::circuit::CircuitBuilder;
     use crate::machine::{MemoryDesc, PortDesc, RegisterDesc};
+
+    /// The host loop driven by a predictor: the generated and injected tokens.
+    fn through_host_loop(d: &MachineDesc, image: &crate::LoadImage, steps: usize, devices: fn(usize) -> Vec<(u32, u64)>) -> (Vec<u32>, Vec<(usize, u32)>, usize) {
+        let proto = Protocol::of(d);
+        let prompt = image.prompt(&proto);
+        let mut pred = Predictor::new(d.clone(), image, prompt.len());
+        let mut pos = 0;
+        let next = |t| {
+            pos += 1;
+            pred.next(pos - 1, t)
+        };
+        let inject = |s| devices(s).into_iter().flat_map(|(port, v)| proto.input_tokens(port, v)).collect();
+        let out = crate::host::run_io(&proto, &prompt, steps, next, |_| {}, inject).expect("the predictor predicts every token it is fed");
+        (out.trace.generated, out.trace.injected, pred.steps)
+    }
+
+    #[test]
+    fn the_predictor_writes_the_reference_trace_through_the_host_loop() {
+        // acc8 with its stress program loaded by the prompt: the reference's own run, token for token.
+        let d = crate::examples::acc8();
+        let prog: Vec<u64> = crate::examples::acc8_stress_program(1).iter().map(|b| *b as u64).collect();
+        let image = crate::LoadImage::of_loads(vec![crate::MemLoad { mem: 0, base: 0, words: prog.clone() }]);
+        let mut r = Reference::new(d.clone());
+        r.load(0, 0, &prog);
+        let want = r.run(500);
+        let (got, injected, steps) = through_host_loop(&d, &image, 500, |_| Vec::new());
+        assert_eq!((got.len(), injected.len(), steps), (want.len(), 0, 500));
+        assert_eq!(got, want);
+        // io8 with its devices' injections at step boundaries: each injection undoes the step computed before it.
+        let d = crate::examples::io8(40);
+        let mut r = Reference::new(d.clone());
+        let (want, want_injected) = r.run_io(100, crate::examples::io8_devices);
+        let (got, injected, _) = through_host_loop(&d, &crate::LoadImage::default(), 100, crate::examples::io8_devices);
+        assert!(!want_injected.is_empty());
+        assert_eq!((got, injected), (want, want_injected));
+    }
+
+    #[test]
+    fn the_predictor_refuses_a_token_it_did_not_predict() {
+        let d = crate::examples::acc8();
+        let image = crate::LoadImage::default();
+        let proto = Protocol::of(&d);
+        let prompt = image.prompt(&proto);
+        let mut pred = Predictor::new(d, &image, prompt.len());
+        let mut t = 0;
+        for (i, &p) in prompt.iter().enumerate() {
+            t = pred.next(i, p).unwrap();
+        }
+        let wrong = if t == proto.halt_token { proto.step_token } else { proto.halt_token };
+        let e = pred.next(prompt.len(), wrong).unwrap_err();
+        assert_eq!((e.position, e.fed, e.predicted), (prompt.len(), proto.describe(wrong), proto.describe(t)));
+    }
 
     #[test]
     fn input_ports_are_latches_the_host_sets_between_steps() {

@@ -140,6 +140,58 @@ pub fn run_io_until<E>(
     Ok(out)
 }
 
+/// What [`run_devices`] gave: the trace and steps, how the run ended and the devices' finish (status, summary).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DevicesRun {
+    pub out: RunOutcome,
+    pub end: crate::front::RunEnd,
+    pub finish: crate::front::Finish,
+}
+
+/// The host loop with a machine's host `devices` ([`crate::Devices`]): `prompt`, then the tokens `next` predicts
+/// (a network's, or [`crate::Predictor`]'s), every step handed to the devices and their injections fed at each
+/// step boundary, until the machine halts, the devices are done or `max_steps` steps ran; then the devices'
+/// [`crate::Devices::finish`]. `on_step(steps, tokens, devices)` follows every step (`tokens`: prompt and
+/// generated so far), for a progress line. The one loop every host runs (`loom run`, `loom eval`, the NES
+/// tests).
+pub fn run_devices<E>(
+    proto: &Protocol,
+    prompt: &[u32],
+    devices: &mut dyn crate::Devices,
+    max_steps: usize,
+    next: impl FnMut(u32) -> Result<u32, E>,
+    mut on_step: impl FnMut(usize, usize, &dyn crate::Devices),
+) -> Result<DevicesRun, RunError<E>> {
+    use crate::front::RunEnd;
+    let devices = std::cell::RefCell::new(devices);
+    let mut generated = 0usize;
+    let out = run_io_until(
+        proto,
+        prompt,
+        max_steps,
+        next,
+        |ev| match ev {
+            Event::Token { .. } => generated += 1,
+            Event::Step { steps, step } => {
+                devices.borrow_mut().step(step);
+                on_step(steps, prompt.len() + generated, &**devices.borrow());
+            }
+        },
+        |s| devices.borrow_mut().inject(s).into_iter().flat_map(|(port, v)| proto.input_tokens(port, v)).collect(),
+        || devices.borrow().done(),
+    )?;
+    let devices = devices.into_inner();
+    let end = if out.halted {
+        RunEnd::Halted
+    } else if devices.done() {
+        RunEnd::Devices
+    } else {
+        RunEnd::StepLimit
+    };
+    let finish = devices.finish(end);
+    Ok(DevicesRun { out, end, finish })
+}
+
 /// Feed the tokens the host injects at step boundary `steps` (decoded and checked like generated ones);
 /// `tok` becomes the model's prediction after the last one.
 fn inject_at<E>(

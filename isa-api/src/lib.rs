@@ -24,7 +24,7 @@ pub mod trace;
 pub use toml;
 
 pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemClear, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind, SumTerm};
-pub use eval::{MachineState, Reference, StepOutcome};
+pub use eval::{MachineState, Predictor, Reference, StepOutcome};
 pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program};
 pub use machine::{DescError, DeviceDesc, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, ProgramLayout, RegisterDesc, API_VERSION};
 pub use trace::{MemWriteEvent, StepDecoder, StepEvents};

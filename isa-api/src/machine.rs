@@ -83,7 +83,7 @@ pub enum DeviceDesc {
     /// `x` pixel `x` (1 = lit). The host keeps the frame from the loads and the trace's writes to that memory.
     Display { memory: String, width: u32, height: u32 },
     /// A keypad of `keys` keys: the host injects the pressed keys as a bit mask (bit k = key k) on input
-    /// `input` whenever they change (from an input file: `loom run --keys`).
+    /// `input` whenever they change (from an input file: `loom run --input`).
     Keypad { input: String, keys: u32 },
     /// A clock: after every `instructions` retired instructions the host injects the count of ticks so far
     /// (modulo the input's width) on input `input`; a machine that keeps the last count it saw sees each tick
