@@ -38,11 +38,7 @@ fn plugin_target() -> PathBuf {
 }
 
 fn testdata() -> Option<PathBuf> {
-    match std::env::var_os("WEAVER_TESTDATA") {
-        Some(d) => Some(PathBuf::from(d)),
-        None if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true but WEAVER_TESTDATA is not set"),
-        None => None,
-    }
+    test_kit::data_dir("WEAVER_TESTDATA", None)
 }
 
 #[test]

@@ -16,12 +16,8 @@ fn repo() -> PathBuf {
 
 /// The spec's problems, or `None` (SKIPPED) without the test data; under `CI=true` missing data fails.
 fn problems() -> Option<Vec<serde_json::Value>> {
-    let Ok(td) = std::env::var("WEAVER_TESTDATA") else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "WEAVER_TESTDATA is not set under CI=true");
-        eprintln!("SKIPPED: WEAVER_TESTDATA is not set (the GPU puzzle specs)");
-        return None;
-    };
-    let text = std::fs::read_to_string(PathBuf::from(td).join("cuda/gpu_puzzles_specs.json")).expect("the GPU puzzle specs");
+    let path = test_kit::testdata("cuda/gpu_puzzles_specs.json")?;
+    let text = std::fs::read_to_string(path).expect("the GPU puzzle specs");
     let j: serde_json::Value = serde_json::from_str(&text).unwrap();
     Some(j["problems"].as_array().unwrap().clone())
 }

@@ -24,11 +24,7 @@ struct Puzzle {
 
 /// The puzzles, their kernels and launches (checked against the spec), or `None` (skipped) without testdata.
 fn puzzles() -> Option<Vec<Puzzle>> {
-    let Ok(td) = std::env::var("WEAVER_TESTDATA") else {
-        skip("WEAVER_TESTDATA is not set (the GPU puzzle specs live in $WEAVER_TESTDATA/cuda/gpu_puzzles_specs.json)");
-        return None;
-    };
-    let path = PathBuf::from(td).join("cuda/gpu_puzzles_specs.json");
+    let path = test_kit::testdata("cuda/gpu_puzzles_specs.json")?;
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let j: Value = serde_json::from_str(&text).unwrap();
     let problems = j["problems"].as_array().expect("problems");

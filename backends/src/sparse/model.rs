@@ -714,20 +714,7 @@ mod fixture_tests {
     use std::path::PathBuf;
 
     fn fixtures_dir() -> Option<PathBuf> {
-        // A relative WEAVER_FIXTURES is relative to the repository root (where .ci/run sets it), not to this
-        // crate's directory, which is the working directory of its tests.
-        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-        let d = std::env::var("WEAVER_FIXTURES")
-            .map(|v| root.join(v))
-            .unwrap_or_else(|_| root.join("../shared/fixtures"));
-        if d.is_dir() {
-            Some(d)
-        } else if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("fixtures folder {} is missing under CI=true", d.display());
-        } else {
-            eprintln!("skipped: no fixtures folder at {}", d.display());
-            None
-        }
+        test_kit::fixtures_dir()
     }
 
     fn load_f32(path: &std::path::Path) -> WeightMap {

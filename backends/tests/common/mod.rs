@@ -11,33 +11,12 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// True when running under CI (`CI=true`), where missing test data is a failure, not a skip.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// A directory named by `var` (relative paths are taken from the repository root), else `default` under the
-/// repository root. `None`, after saying so, when it does not exist; under CI that panics instead.
-pub fn data_dir(var: &str, default: &str, test: &str) -> Option<PathBuf> {
-    let p = match std::env::var(var) {
-        Ok(v) if !v.is_empty() => {
-            let p = PathBuf::from(v);
-            if p.is_absolute() { p } else { repo_root().join(p) }
-        }
-        _ => repo_root().join(default),
-    };
-    if p.is_dir() {
-        Some(p)
-    } else if in_ci() {
-        panic!("{test}: {} ({var}) does not exist, and CI=true: the test data must be present", p.display());
-    } else {
-        eprintln!("SKIPPED {test}: {} ({var}) does not exist", p.display());
-        None
-    }
-}
+#[allow(unused_imports)]
+pub use test_kit::ci as in_ci;
 
 /// Every `qwen35-*` fixture directory, sorted.
 pub fn fixtures(test: &str) -> Vec<PathBuf> {
-    let Some(dir) = data_dir("WEAVER_FIXTURES", "../shared/fixtures", test) else { return vec![] };
+    let Some(dir) = test_kit::fixtures_dir() else { return vec![] };
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("fixtures dir is readable")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -4,17 +4,10 @@
 use host_nes::Recorder;
 use host_nes::output::fnv1a;
 
-/// A path under the shared test data (`WEAVER_TESTDATA`); `None` (SKIPPED) when it is unset, a failure under CI.
-pub fn testdata(rel: &str) -> Option<std::path::PathBuf> {
-    match std::env::var_os("WEAVER_TESTDATA") {
-        Some(d) => Some(std::path::PathBuf::from(d).join(rel)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI=true needs WEAVER_TESTDATA");
-            println!("SKIPPED: WEAVER_TESTDATA is not set");
-            None
-        }
-    }
-}
+/// A path under the shared test data (`WEAVER_TESTDATA`); `None` (SKIPPED) when it is unset or the file is
+/// missing, a failure under CI.
+#[allow(unused_imports)]
+pub use test_kit::testdata;
 
 /// Every frame's hash (frames must come in order) and every audio sample.
 #[derive(Default)]

@@ -159,31 +159,10 @@ pub fn steps(cpu: &mut Cpu, n: usize) {
     }
 }
 
-/// Where the shared test data lives: `$WEAVER_TESTDATA`. `None` (with a message) when unset and not under CI;
-/// a test failure when unset or missing under `CI=true`.
-pub fn testdata_file(rel: &str) -> Option<std::path::PathBuf> {
-    let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
-    match std::env::var_os("WEAVER_TESTDATA") {
-        Some(dir) => {
-            let p = std::path::Path::new(&dir).join(rel);
-            if p.exists() {
-                Some(p)
-            } else if ci {
-                panic!("CI=true but {} does not exist", p.display());
-            } else {
-                eprintln!("SKIPPED: {} does not exist", p.display());
-                None
-            }
-        }
-        None if ci => panic!("CI=true but WEAVER_TESTDATA is not set (needs {rel})"),
-        None => {
-            eprintln!(
-                "SKIPPED: WEAVER_TESTDATA is not set (needs {rel}); e.g. WEAVER_TESTDATA=../shared/testdata"
-            );
-            None
-        }
-    }
-}
+/// Where the shared test data lives: `$WEAVER_TESTDATA`. `None` (SKIPPED) when unset or missing; a test
+/// failure under `CI=true`.
+#[allow(unused_imports)]
+pub use test_kit::testdata as testdata_file;
 
 /// Whether qemu-riscv32 is on PATH; without it a test says SKIPPED (returns false), and under `CI=true` fails.
 pub fn qemu_or_skip() -> bool {

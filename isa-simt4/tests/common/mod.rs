@@ -11,18 +11,10 @@ use std::path::{Path, PathBuf};
 /// Steps the interpreter may take for one kernel.
 pub const MAX_STEPS: u64 = 50_000_000;
 
-/// Whether this run is CI (`CI=true`): skips become failures there.
-pub fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// Skip a test (print `SKIPPED: why`), or fail it under `CI=true`.
-pub fn skip(why: &str) {
-    if ci() {
-        panic!("{why} (CI=true: a skip is a failure)");
-    }
-    println!("SKIPPED: {why}");
-}
+/// Whether this run is CI (`CI=true`): skips become failures there; skip a test (print `SKIPPED: why`), or
+/// fail it under `CI=true`.
+#[allow(unused_imports)]
+pub use test_kit::{ci, skip};
 
 /// The kernel examples, `examples/cuda` of the workspace.
 pub fn examples_dir() -> PathBuf {
