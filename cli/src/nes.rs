@@ -357,30 +357,16 @@ fn run_reference(job: Job) -> Result<NesRun> {
     let t0 = Instant::now();
     let mut nes = host_nes::ReferenceNes::new(job.image, job.board());
     let mut r = rec.clone();
-    let mut summary = format!("{} frames", nes.board.frames_finished());
-    let mut status = 0;
-    while nes.board.frames_finished() < frames && !r.stop() {
-        if let Err(f) = nes.step() {
-            summary = format!("interpreter fault after {} instructions: {f}", nes.instructions);
-            status = isa_api::front::EXIT_FAULT;
-            break;
-        }
-        let finished = nes.board.take_frames();
-        for f in &finished {
-            r.frame(f);
-            let per = t0.elapsed().as_secs_f64() / (f.number + 1) as f64;
-            pb.set_message(format!("reference CPU: frame {}{}, {per:.4} s/frame, {} instructions", f.number + 1, of(frames), nes.instructions));
-            pb.tick();
-        }
-        if !finished.is_empty() {
-            r.samples(&nes.board.take_samples());
-        }
-    }
-    r.samples(&nes.board.take_samples());
+    let fault = host_nes::reference_frames(&mut nes, frames, &mut r, |f, instructions| {
+        let per = t0.elapsed().as_secs_f64() / (f.number + 1) as f64;
+        pb.set_message(format!("reference CPU: frame {}{}, {per:.4} s/frame, {instructions} instructions", f.number + 1, of(frames)));
+        pb.tick();
+    });
     pb.finish_and_clear();
-    if status == 0 {
-        summary = format!("{} frames", nes.board.frames_finished());
-    }
+    let (summary, status) = match fault {
+        Some(f) => (format!("interpreter fault {f}"), isa_api::front::EXIT_FAULT),
+        None => (format!("{} frames", nes.board.frames_finished()), 0),
+    };
     let secs = t0.elapsed().as_secs_f64();
     let rb = rec.file.borrow();
     if let Some(e) = &rb.error {

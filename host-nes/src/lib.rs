@@ -83,21 +83,32 @@ pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule
 /// its message (`after N instructions: ...`).
 pub fn run_reference_to_fault(cart: Cartridge, image: &ProgramImage, input: InputSchedule, frames: u64, recorder: &mut dyn Recorder) -> (ReferenceNes, Option<String>) {
     let mut nes = ReferenceNes::new(image, Board::new(cart, input));
+    let fault = reference_frames(&mut nes, frames, recorder, |_, _| {});
+    (nes, fault)
+}
+
+/// The reference CPU's frame loop, the one every host runs (`loom nes --cpu reference`, the tests): step `nes`
+/// until `frames` frames are finished, `recorder` says stop or the CPU faults. Each finished frame goes to the
+/// recorder and then to `on_frame(frame, instructions so far)` (a progress line), the samples after each frame
+/// and at the end. Returns the fault (`after N instructions: ...`), if any.
+pub fn reference_frames(nes: &mut ReferenceNes, frames: u64, recorder: &mut dyn Recorder, mut on_frame: impl FnMut(&Frame, u64)) -> Option<String> {
     let mut fault = None;
-    while nes.board.frames_finished() < frames {
+    while nes.board.frames_finished() < frames && !recorder.stop() {
         if let Err(f) = nes.step() {
             fault = Some(format!("after {} instructions: {f}", nes.instructions));
             break;
         }
-        for f in nes.board.take_frames() {
-            recorder.frame(&f);
+        let finished = nes.board.take_frames();
+        for f in &finished {
+            recorder.frame(f);
+            on_frame(f, nes.instructions);
         }
-        if nes.instructions.is_multiple_of(512) {
+        if !finished.is_empty() {
             recorder.samples(&nes.board.take_samples());
         }
     }
     recorder.samples(&nes.board.take_samples());
-    (nes, fault)
+    fault
 }
 
 
