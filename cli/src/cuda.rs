@@ -9,7 +9,7 @@
 use crate::run::{open_config_or, run_program, weave_described};
 use anyhow::{Context, Result, bail};
 use isa_api::front::{Program, RunEnd};
-use isa_simt4::launch::LaunchSpec;
+use isa_simt4::launch::LaunchOverrides;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -59,46 +59,10 @@ impl Args {
 /// The built-in config: 4 lanes.
 const SIMT4_CONFIG: &str = include_str!("../../configs/simt4.toml");
 
-/// The launch of `a`: the launch file (given, beside the kernel, or the kernel argument itself), then the
-/// command line's grid, block and arguments over it. Returns the program the machine loads: a launch file
-/// named beside the kernel, whose `kernel` is the kernel's file name.
+/// The program of `a`'s launch ([`isa_simt4::launch::launch_program`]).
 pub fn launch_program(a: &Args) -> Result<Program> {
-    let given = a.kernel();
-    let is_launch = given.extension().is_some_and(|e| e == "toml");
-    let (kernel, base) = if is_launch {
-        let spec = LaunchSpec::from_file(given).map_err(|e| anyhow::anyhow!(e))?;
-        let k = spec.kernel.clone().unwrap_or_else(|| given.with_extension("cu"));
-        (k, Some(spec))
-    } else {
-        let beside = given.with_extension("toml");
-        let file = a.launch.clone().or_else(|| beside.is_file().then_some(beside));
-        (given.to_path_buf(), file.map(|f| LaunchSpec::from_file(&f).map_err(|e| anyhow::anyhow!(e))).transpose()?)
-    };
-    if !kernel.is_file() {
-        bail!("{}: no such kernel file", kernel.display());
-    }
-    let no_flags = a.grid.is_none() && a.block.is_none() && a.args.is_empty();
-    if base.is_none() && no_flags {
-        bail!("{}: no launch: give --grid, --block and --arg NAME=VALUE per parameter, --launch FILE, or write {} beside it", kernel.display(), kernel.with_extension("toml").display());
-    }
-    let mut spec = base.unwrap_or_default();
-    if let Some(g) = &a.grid {
-        spec.grid = LaunchSpec::parse_dims(g).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
-    }
-    if let Some(b) = &a.block {
-        spec.block = LaunchSpec::parse_dims(b).map_err(|e| anyhow::anyhow!("--block {e}"))?;
-    }
-    for s in &a.args {
-        let (name, v) = LaunchSpec::parse_arg(s, Path::new(".")).map_err(|e| anyhow::anyhow!(e))?;
-        match spec.args.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = v,
-            None => spec.args.push((name, v)),
-        }
-    }
-    let file_name = kernel.file_name().context("the kernel path names no file")?;
-    spec.kernel = Some(PathBuf::from(file_name));
-    let name = kernel.with_file_name(format!("{}.launch.toml", file_name.to_string_lossy()));
-    Ok(Program { name: name.display().to_string(), bytes: spec.to_toml().into_bytes(), expected_console: None })
+    let overrides = LaunchOverrides { grid: a.grid.clone(), block: a.block.clone(), args: a.args.clone() };
+    isa_simt4::launch::launch_program(a.kernel(), a.launch.as_deref(), &overrides).map_err(anyhow::Error::msg)
 }
 
 /// `loom cuda`; returns the exit status (0, 134 on a machine fault, 3 ([`crate::DISAGREES`]) when `--check` disagrees).

@@ -42,6 +42,70 @@ pub struct LaunchSpec {
     pub args: Vec<(String, ArgValue)>,
 }
 
+/// Overrides of a launch given as text, as on a command line (`--grid X[,Y]`, `--block X[,Y]`, `--arg
+/// NAME=VALUE`, see the module docs): each replaces that part of the launch; an argument the launch lacks is added.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchOverrides {
+    pub grid: Option<String>,
+    pub block: Option<String>,
+    pub args: Vec<String>,
+}
+
+impl LaunchOverrides {
+    /// No override at all.
+    pub fn is_empty(&self) -> bool {
+        self.grid.is_none() && self.block.is_none() && self.args.is_empty()
+    }
+
+    /// Apply to `spec` (`@file.json` arguments relative to `dir`). Errors name the flag (`--grid ...`) or the
+    /// argument.
+    pub fn apply(&self, spec: &mut LaunchSpec, dir: &Path) -> Result<(), String> {
+        if let Some(g) = &self.grid {
+            spec.grid = LaunchSpec::parse_dims(g).map_err(|e| format!("--grid {e}"))?;
+        }
+        if let Some(b) = &self.block {
+            spec.block = LaunchSpec::parse_dims(b).map_err(|e| format!("--block {e}"))?;
+        }
+        for s in &self.args {
+            let (name, v) = LaunchSpec::parse_arg(s, dir)?;
+            match spec.args.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = v,
+                None => spec.args.push((name, v)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The launch of a kernel (`given`: `X.cu`, or a launch file naming its kernel): the launch file (`launch`, else
+/// `X.toml` beside the kernel, or `given` itself), then `overrides` over it. Returns the program the machine
+/// loads: a launch file named beside the kernel, whose `kernel` is the kernel's file name. Errors: no such
+/// kernel, no launch at all, a bad launch file or override.
+pub fn launch_program(given: &Path, launch: Option<&Path>, overrides: &LaunchOverrides) -> Result<isa_api::front::Program, String> {
+    let is_launch = given.extension().is_some_and(|e| e == "toml");
+    let (kernel, base) = if is_launch {
+        let spec = LaunchSpec::from_file(given)?;
+        let k = spec.kernel.clone().unwrap_or_else(|| given.with_extension("cu"));
+        (k, Some(spec))
+    } else {
+        let beside = given.with_extension("toml");
+        let file = launch.map(Path::to_path_buf).or_else(|| beside.is_file().then_some(beside));
+        (given.to_path_buf(), file.map(|f| LaunchSpec::from_file(&f)).transpose()?)
+    };
+    if !kernel.is_file() {
+        return Err(format!("{}: no such kernel file", kernel.display()));
+    }
+    if base.is_none() && overrides.is_empty() {
+        return Err(format!("{}: no launch: give --grid, --block and --arg NAME=VALUE per parameter, --launch FILE, or write {} beside it", kernel.display(), kernel.with_extension("toml").display()));
+    }
+    let mut spec = base.unwrap_or_default();
+    overrides.apply(&mut spec, Path::new("."))?;
+    let file_name = kernel.file_name().ok_or("the kernel path names no file")?;
+    spec.kernel = Some(PathBuf::from(file_name));
+    let name = kernel.with_file_name(format!("{}.launch.toml", file_name.to_string_lossy()));
+    Ok(isa_api::front::Program { name: name.display().to_string(), bytes: spec.to_toml().into_bytes(), expected_console: None })
+}
+
 impl Default for LaunchSpec {
     fn default() -> Self {
         Self { kernel: None, grid: [1, 1], block: [1, 1], args: Vec::new() }
@@ -274,6 +338,20 @@ impl KernelImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overrides_replace_their_parts_and_add_missing_arguments() {
+        let mut spec = LaunchSpec::from_toml("grid = [3, 1]\nblock = 4\n[args]\nsize = 9\nout = \"zeros(9)\"\n", Path::new(".")).unwrap();
+        let o = LaunchOverrides { grid: Some("2,2".into()), block: None, args: vec!["size=5".into(), "k=7".into()] };
+        assert!(!o.is_empty() && LaunchOverrides::default().is_empty());
+        o.apply(&mut spec, Path::new(".")).unwrap();
+        assert_eq!((spec.grid, spec.block), ([2, 2], [4, 1]));
+        assert_eq!(spec.arg("size"), Some(&ArgValue::Scalar(5)));
+        assert_eq!(spec.arg("k"), Some(&ArgValue::Scalar(7)));
+        assert!(matches!(spec.arg("out"), Some(ArgValue::Array { .. })));
+        let bad = LaunchOverrides { grid: Some("x".into()), ..Default::default() };
+        assert!(bad.apply(&mut spec, Path::new(".")).unwrap_err().starts_with("--grid"));
+    }
 
     #[test]
     fn launch_file_and_command_line_agree() {
