@@ -900,3 +900,201 @@ pub fn write_sharded<'a>(
     }
     Ok(paths)
 }
+
+/// A woven checkpoint's tensors as their nonzeros, in one safetensors file at `path`: what the weave cache keeps
+/// (a dense f32 file of the 4-lane SIMT4 would take 42 GB). Each tensor is stored as its entries other than +0,
+/// `NAME.idx` (U32 flat indices, or U64 for tensors of more than 2^32 entries, ascending) and `NAME.val` (F32); a
+/// tensor more than half nonzero that is a matrix whose rows are mostly its first row (a woven embedding) as
+/// `NAME.row0` and the entries that differ from it (`NAME.didx`, `NAME.dval`); any other as `NAME` (F32, whole).
+/// The shapes are in the file's metadata. Every tensor of `config` must be in `weights`.
+pub fn write_nonzeros(path: &Path, config: &Qwen35Config, weights: &WeightMap) -> Result<(), CheckpointError> {
+    let mut meta = HashMap::new();
+    let mut buffers: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::new();
+    for (name, shape) in config.expected_tensors() {
+        let t = weights.get(&name).ok_or_else(|| CheckpointError::Missing { path: "the weights to write".into(), name: name.clone() })?;
+        meta.insert(name.clone(), shape_text(&t.shape));
+        // The entries other than +0: in the indexed blocks when the tensor has a block index (the weaver's
+        // tensors do), else in every block that is not all +0.
+        let mut nz: Vec<usize> = Vec::new();
+        let block_count = t.data.len().div_ceil(ZERO_BLOCK) as u64;
+        let blocks: Box<dyn Iterator<Item = u64>> = match t.blocks() {
+            Some(b) => Box::new(b.iter().copied()),
+            None => Box::new(0..block_count),
+        };
+        for b in blocks {
+            let base = b as usize * ZERO_BLOCK;
+            let block = &t.data[base..(base + ZERO_BLOCK).min(t.data.len())];
+            if block.iter().fold(0u32, |a, v| a | v.to_bits()) == 0 {
+                continue;
+            }
+            nz.extend(block.iter().enumerate().filter(|(_, v)| v.to_bits() != 0).map(|(i, _)| base + i));
+            if nz.len() * 2 > t.data.len() {
+                break; // dense: stored below without the list
+            }
+        }
+        if nz.len() * 2 > t.data.len() {
+            // Dense. A woven embedding's rows are mostly its first row: then the first row and each entry that
+            // differs from it (usually far fewer than the nonzeros).
+            let cols = *t.shape.last().unwrap_or(&1);
+            let row0 = &t.data[..cols.min(t.data.len())];
+            let diff: Vec<usize> = if t.shape.len() == 2 { (cols..t.data.len()).filter(|&i| t.data[i].to_bits() != row0[i % cols].to_bits()).collect() } else { Vec::new() };
+            if t.shape.len() == 2 && diff.len() * 2 < t.data.len() {
+                buffers.push((format!("{name}.row0"), Dtype::F32, vec![cols], row0.iter().flat_map(|v| v.to_le_bytes()).collect()));
+                push_sparse(&mut buffers, &name, ".didx", ".dval", &diff, &t.data);
+            } else {
+                buffers.push((name, Dtype::F32, shape, t.data.iter().flat_map(|v| v.to_le_bytes()).collect()));
+            }
+            continue;
+        }
+        push_sparse(&mut buffers, &name, ".idx", ".val", &nz, &t.data);
+    }
+    let bad = |msg: String| CheckpointError::Format { path: path.display().to_string(), msg };
+    let views = buffers.iter().map(|(n, d, s, b)| safetensors::tensor::TensorView::new(*d, s.clone(), b).map(|v| (n.clone(), v))).collect::<Result<Vec<_>, _>>().map_err(|e| bad(e.to_string()))?;
+    safetensors::serialize_to_file(views, Some(meta), path).map_err(|e| bad(e.to_string()))
+}
+
+/// Read what [`write_nonzeros`] wrote for `config`: zeroed tensors (whose untouched pages the OS never
+/// materialises) filled with the stored entries, each sparse one with its block index
+/// ([`HostTensor::with_blocks`]: the executors read only those blocks). Errors name the file and the tensor: a
+/// missing one, a shape other than the config's, a bad dtype, indices out of range or not ascending.
+pub fn read_nonzeros(path: &Path, config: &Qwen35Config) -> Result<WeightMap, CheckpointError> {
+    let p = path.display().to_string();
+    let bad = |msg: String| CheckpointError::Format { path: p.clone(), msg };
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
+    let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
+    let shapes = meta.metadata().clone().unwrap_or_default();
+    let f32s = |t: &safetensors::tensor::TensorView<'_>, name: &str| -> Result<Vec<f32>, CheckpointError> {
+        if t.dtype() != Dtype::F32 {
+            return Err(CheckpointError::Dtype { path: p.clone(), name: name.to_string(), dtype: format!("{:?}", t.dtype()) });
+        }
+        Ok(t.data().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+    };
+    let mut weights = WeightMap::new();
+    for (name, shape) in config.expected_tensors() {
+        let stored = shapes.get(&name).ok_or_else(|| CheckpointError::Missing { path: p.clone(), name: name.clone() })?;
+        if *stored != shape_text(&shape) {
+            return Err(bad(format!("tensor {name} has shape {stored}, the config needs {shape:?}")));
+        }
+        let n: usize = shape.iter().product();
+        let t = match st.tensor(&name) {
+            Ok(dense) => {
+                let data = f32s(&dense, &name)?;
+                if data.len() != n {
+                    return Err(bad(format!("tensor {name} holds {} values, not {n}", data.len())));
+                }
+                HostTensor::new(shape, data)
+            }
+            Err(_) => {
+                let get = |suffix: &str| st.tensor(&format!("{name}{suffix}")).map_err(|_| CheckpointError::Missing { path: p.clone(), name: format!("{name}{suffix}") });
+                // Entries from row 0 (the row-0 form), else zeros; then the listed entries.
+                let (mut data, idx, val, sparse) = match get(".row0") {
+                    Ok(row0) => {
+                        let row0 = f32s(&row0, &name)?;
+                        if row0.is_empty() || n % row0.len() != 0 || shape.last() != Some(&row0.len()) {
+                            return Err(bad(format!("{name}.row0 holds {} values for shape {shape:?}", row0.len())));
+                        }
+                        (row0.iter().cycle().take(n).copied().collect(), get(".didx")?, f32s(&get(".dval")?, &name)?, false)
+                    }
+                    Err(_) => (vec![0f32; n], get(".idx")?, f32s(&get(".val")?, &name)?, true),
+                };
+                let idx: Vec<u64> = match idx.dtype() {
+                    Dtype::U32 => idx.data().chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")) as u64).collect(),
+                    Dtype::U64 => idx.data().chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+                    d => return Err(bad(format!("the indices of {name} have dtype {d:?}"))),
+                };
+                if idx.len() != val.len() || idx.iter().any(|i| *i as usize >= n) {
+                    return Err(bad(format!("tensor {name}: {} indices for {} values, or an index beyond {n}", idx.len(), val.len())));
+                }
+                if idx.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(bad(format!("tensor {name}: indices not ascending")));
+                }
+                for (i, v) in idx.iter().zip(val) {
+                    data[*i as usize] = v;
+                }
+                let t = HostTensor::new(shape, data);
+                if sparse {
+                    // Every other entry is +0: the executors visit only these blocks.
+                    let mut blocks: Vec<u64> = idx.iter().map(|i| i / ZERO_BLOCK as u64).collect();
+                    blocks.dedup();
+                    t.with_blocks(blocks)
+                } else {
+                    t
+                }
+            }
+        };
+        weights.insert(name, t);
+    }
+    Ok(weights)
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Push `NAME{idx}` (the flat indices `at`: U32, or U64 past 2^32 entries) and `NAME{val}` (`data` there, F32).
+fn push_sparse(buffers: &mut Vec<(String, Dtype, Vec<usize>, Vec<u8>)>, name: &str, idx: &str, val: &str, at: &[usize], data: &[f32]) {
+    let (dtype, bytes): (Dtype, Vec<u8>) = if data.len() <= u32::MAX as usize {
+        (Dtype::U32, at.iter().flat_map(|i| (*i as u32).to_le_bytes()).collect())
+    } else {
+        (Dtype::U64, at.iter().flat_map(|i| (*i as u64).to_le_bytes()).collect())
+    };
+    buffers.push((format!("{name}{idx}"), dtype, vec![at.len()], bytes));
+    buffers.push((format!("{name}{val}"), Dtype::F32, vec![at.len()], at.iter().flat_map(|i| data[*i].to_le_bytes()).collect()));
+}
+
+#[cfg(test)]
+mod nonzeros_tests {
+    use super::*;
+
+    /// The three stored forms (nonzeros, first row and its differences, whole) read back bit for bit, a sparse
+    /// tensor with the block index of its stored entries.
+    #[test]
+    fn nonzeros_read_back_bit_for_bit_in_every_form() {
+        let config = crate::random::Preset::Tiny.config(None);
+        let mut weights = crate::random::random_weights(&config, 7);
+        // A woven-like sparse matrix (a few entries, one a -0 that must stay -0) and an embedding whose rows are
+        // mostly its first row.
+        let sparse = "model.layers.0.mlp.gate_proj.weight";
+        let t = weights.get_mut(sparse).unwrap();
+        let n = t.data.len();
+        t.data.iter_mut().enumerate().for_each(|(i, v)| *v = if i % 97 == 3 { 1.5 + i as f32 } else { 0.0 });
+        t.data[n - 1] = -0.0;
+        let embed = "model.embed_tokens.weight";
+        let t = weights.get_mut(embed).unwrap();
+        let cols = t.shape[1];
+        let row0: Vec<f32> = t.data[..cols].to_vec();
+        for (i, v) in t.data.iter_mut().enumerate() {
+            if i % 13 != 0 {
+                *v = row0[i % cols];
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("nonzeros-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("weights.safetensors");
+        write_nonzeros(&path, &config, &weights).unwrap();
+        let back = read_nonzeros(&path, &config).unwrap();
+        for (name, _) in config.expected_tensors() {
+            let (a, b) = (&weights[&name], &back[&name]);
+            assert_eq!(a.shape, b.shape, "{name}");
+            assert!(a.data.iter().zip(&b.data).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} bit for bit");
+        }
+        let blocks = back[sparse].blocks().expect("a sparse tensor has its block index");
+        let want: Vec<u64> = (0..n).filter(|i| i % 97 == 3 || *i == n - 1).map(|i| (i / ZERO_BLOCK) as u64).fold(Vec::new(), |mut v, b| {
+            if v.last() != Some(&b) {
+                v.push(b);
+            }
+            v
+        });
+        assert_eq!(blocks, &want[..]);
+        // The forms chosen: the embedding as its first row and differences, the sparse matrix as its nonzeros.
+        let st_bytes = std::fs::read(&path).unwrap();
+        let st = safetensors::SafeTensors::deserialize(&st_bytes).unwrap();
+        assert!(st.tensor(&format!("{embed}.row0")).is_ok() && st.tensor(&format!("{sparse}.idx")).is_ok());
+        // A file that lacks a tensor is an error naming it.
+        let mut fewer = weights.clone();
+        fewer.remove(sparse);
+        assert!(write_nonzeros(&path, &config, &fewer).unwrap_err().to_string().contains(sparse));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -3,8 +3,9 @@
 //!
 //! An entry is a directory named by a 64-bit FNV-1a hash of what determines the weights: the machine
 //! description (JSON), the weave options and the identity of this `loom` binary (its size and modification
-//! time, so that a rebuilt weaver never reads an older weaver's weights). It holds `config.json`, the manifest
-//! `machine.json` (protocol, report) and `weights.safetensors`. Woven tensors are mostly zeros, and a
+//! time, so that a rebuilt weaver never reads an older weaver's weights: [`weaver::weave_hash`] and the binary).
+//! It holds `config.json`, the manifest `machine.json` (protocol, report) and `weights.safetensors`, written and
+//! read by `backends::checkpoint::{write_nonzeros, read_nonzeros}`. Woven tensors are mostly zeros, and a
 //! dense f32 checkpoint of SIMT4 would take 42 GB, so each tensor is stored as its nonzeros: `NAME.idx`
 //! (U32 flat indices, or U64 for tensors of more than 2^32 entries) and `NAME.val` (F32). A tensor more than
 //! half nonzero is a matrix whose rows are mostly its first row (a woven embedding: about 1.4 GB dense for
@@ -20,10 +21,8 @@
 //! be read is reported and woven again; one that cannot be written is reported and skipped. The cache never
 //! changes what runs: the weights loaded are bit for bit those woven.
 
-use anyhow::{anyhow, bail, Context, Result};
-use backends::{HostTensor, Qwen35Config, WeightMap};
-use safetensors::tensor::{Dtype, TensorView};
-use std::collections::HashMap;
+use anyhow::{anyhow, Context, Result};
+use backends::{Qwen35Config, WeightMap};
 use std::path::{Path, PathBuf};
 use weaver::manifest::Manifest;
 
@@ -119,12 +118,9 @@ fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
     h
 }
 
-/// The entry name for a machine description and weave options, woven by this binary.
+/// The entry name for a machine description and weave options ([`weaver::weave_hash`]), woven by this binary.
 pub fn key(desc: &isa_api::MachineDesc, opts: &weaver::WeaveOptions) -> String {
-    let mut h = 0xcbf2_9ce4_8422_2325;
-    h = fnv1a(serde_json::to_string(desc).expect("a machine description serializes").as_bytes(), h);
-    h = fnv1a(format!("{opts:?}").as_bytes(), h);
-    h = fnv1a(env!("CARGO_PKG_VERSION").as_bytes(), h);
+    let mut h = weaver::weave_hash(desc, opts);
     if let Some(m) = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok()) {
         let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
         h = fnv1a(format!("{} {mtime}", m.len()).as_bytes(), h);
@@ -147,79 +143,10 @@ pub fn load(root: &Path, key: &str) -> Result<Option<Entry>> {
     }
     let config: Qwen35Config = serde_json::from_str(&std::fs::read_to_string(dir.join(CONFIG))?).with_context(|| format!("{}", dir.join(CONFIG).display()))?;
     let manifest = Manifest::from_json(&std::fs::read_to_string(dir.join(MANIFEST))?).map_err(|e| anyhow!("{}: {e}", dir.join(MANIFEST).display()))?;
-    let bytes = std::fs::read(dir.join(WEIGHTS))?;
-    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).with_context(|| format!("{}", dir.join(WEIGHTS).display()))?;
-    let st = safetensors::SafeTensors::deserialize(&bytes).with_context(|| format!("{}", dir.join(WEIGHTS).display()))?;
-    let shapes = meta.metadata().clone().unwrap_or_default();
-    let mut weights = WeightMap::new();
-    for (name, shape) in config.expected_tensors() {
-        let stored = shapes.get(&name).ok_or_else(|| anyhow!("{}: no tensor {name}", dir.display()))?;
-        if *stored != shape_text(&shape) {
-            bail!("{}: tensor {name} has shape {stored}, the config needs {shape:?}", dir.display());
-        }
-        let n: usize = shape.iter().product();
-        let t = match st.tensor(&name) {
-            Ok(dense) => {
-                let data = f32s(&dense)?;
-                if data.len() != n {
-                    bail!("{}: tensor {name} holds {} values, not {n}", dir.display(), data.len());
-                }
-                HostTensor::new(shape, data)
-            }
-            Err(_) => {
-                let get = |suffix: &str| st.tensor(&format!("{name}{suffix}")).with_context(|| format!("{}: tensor {name}{suffix}", dir.display()));
-                // Entries from row 0 (the row-0 form), else zeros; then the listed entries.
-                let (mut data, idx, val, sparse) = match get(".row0") {
-                    Ok(row0) => {
-                        let row0 = f32s(&row0)?;
-                        if row0.is_empty() || n % row0.len() != 0 || shape.last() != Some(&row0.len()) {
-                            bail!("{}: {name}.row0 holds {} values for shape {shape:?}", dir.display(), row0.len());
-                        }
-                        (row0.iter().cycle().take(n).copied().collect(), get(".didx")?, f32s(&get(".dval")?)?, false)
-                    }
-                    Err(_) => (vec![0f32; n], get(".idx")?, f32s(&get(".val")?)?, true),
-                };
-                let idx: Vec<u64> = match idx.dtype() {
-                    Dtype::U32 => idx.data().chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")) as u64).collect(),
-                    Dtype::U64 => idx.data().chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
-                    d => bail!("{}: the indices of {name} have dtype {d:?}", dir.display()),
-                };
-                if idx.len() != val.len() || idx.iter().any(|i| *i as usize >= n) {
-                    bail!("{}: tensor {name}: {} indices for {} values, or an index beyond {n}", dir.display(), idx.len(), val.len());
-                }
-                if idx.windows(2).any(|w| w[0] >= w[1]) {
-                    bail!("{}: tensor {name}: indices not ascending", dir.display());
-                }
-                for (i, v) in idx.iter().zip(val) {
-                    data[*i as usize] = v;
-                }
-                let t = HostTensor::new(shape, data);
-                if sparse {
-                    // Every other entry is +0: the executors visit only these blocks.
-                    let mut blocks: Vec<u64> = idx.iter().map(|i| i / backends::tensor::ZERO_BLOCK as u64).collect();
-                    blocks.dedup();
-                    t.with_blocks(blocks)
-                } else {
-                    t
-                }
-            }
-        };
-        weights.insert(name, t);
-    }
+    let weights = backends::checkpoint::read_nonzeros(&dir.join(WEIGHTS), &config)?;
     // Mark it used (the eviction keeps the most recently used entries).
     let _ = std::fs::File::open(dir.join(WEIGHTS)).and_then(|f| f.set_modified(std::time::SystemTime::now()));
     Ok(Some(Entry { config, weights, manifest }))
-}
-
-fn f32s(t: &TensorView<'_>) -> Result<Vec<f32>> {
-    if t.dtype() != Dtype::F32 {
-        bail!("dtype {:?} where F32 was expected", t.dtype());
-    }
-    Ok(t.data().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
-}
-
-fn shape_text(shape: &[usize]) -> String {
-    shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// Store a woven machine as entry `key` of `root` (written to a temporary directory, then renamed into place),
@@ -232,48 +159,7 @@ pub fn store(root: &Path, key: &str, config: &Qwen35Config, weights: &WeightMap,
     let written = (|| -> Result<()> {
         std::fs::write(tmp.join(CONFIG), serde_json::to_string_pretty(config)?)?;
         std::fs::write(tmp.join(MANIFEST), serde_json::to_string_pretty(manifest)?)?;
-        let mut meta = HashMap::new();
-        let mut buffers: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::new();
-        for (name, shape) in config.expected_tensors() {
-            let t = weights.get(&name).ok_or_else(|| anyhow!("the woven weights lack {name}"))?;
-            meta.insert(name.clone(), shape_text(&t.shape));
-            // The entries other than +0: in the indexed blocks when the tensor has a block index (the weaver's
-            // tensors do), else in every block that is not all +0.
-            let mut nz: Vec<usize> = Vec::new();
-            let block_count = t.data.len().div_ceil(backends::tensor::ZERO_BLOCK) as u64;
-            let blocks: Box<dyn Iterator<Item = u64>> = match t.blocks() {
-                Some(b) => Box::new(b.iter().copied()),
-                None => Box::new(0..block_count),
-            };
-            for b in blocks {
-                let base = b as usize * backends::tensor::ZERO_BLOCK;
-                let block = &t.data[base..(base + backends::tensor::ZERO_BLOCK).min(t.data.len())];
-                if block.iter().fold(0u32, |a, v| a | v.to_bits()) == 0 {
-                    continue;
-                }
-                nz.extend(block.iter().enumerate().filter(|(_, v)| v.to_bits() != 0).map(|(i, _)| base + i));
-                if nz.len() * 2 > t.data.len() {
-                    break; // dense: stored below without the list
-                }
-            }
-            if nz.len() * 2 > t.data.len() {
-                // Dense. A woven embedding's rows are mostly its first row: then the first row and each
-                // entry that differs from it (usually far fewer than the nonzeros).
-                let cols = *t.shape.last().unwrap_or(&1);
-                let row0 = &t.data[..cols.min(t.data.len())];
-                let diff: Vec<usize> = if t.shape.len() == 2 { (cols..t.data.len()).filter(|&i| t.data[i].to_bits() != row0[i % cols].to_bits()).collect() } else { Vec::new() };
-                if t.shape.len() == 2 && diff.len() * 2 < t.data.len() {
-                    buffers.push((format!("{name}.row0"), Dtype::F32, vec![cols], row0.iter().flat_map(|v| v.to_le_bytes()).collect()));
-                    push_sparse(&mut buffers, &name, ".didx", ".dval", &diff, &t.data);
-                } else {
-                    buffers.push((name, Dtype::F32, shape, t.data.iter().flat_map(|v| v.to_le_bytes()).collect()));
-                }
-                continue;
-            }
-            push_sparse(&mut buffers, &name, ".idx", ".val", &nz, &t.data);
-        }
-        let views = buffers.iter().map(|(n, d, s, b)| Ok((n.clone(), TensorView::new(*d, s.clone(), b)?))).collect::<Result<Vec<_>>>()?;
-        safetensors::serialize_to_file(views, Some(meta), &tmp.join(WEIGHTS))?;
+        backends::checkpoint::write_nonzeros(&tmp.join(WEIGHTS), config, weights)?;
         Ok(())
     })();
     if let Err(e) = written {
@@ -291,17 +177,6 @@ pub fn store(root: &Path, key: &str, config: &Qwen35Config, weights: &WeightMap,
     }
     evict(root);
     Ok(())
-}
-
-/// Push `NAME{idx}` (the flat indices `at`: U32, or U64 past 2^32 entries) and `NAME{val}` (`data` there, F32).
-fn push_sparse(buffers: &mut Vec<(String, Dtype, Vec<usize>, Vec<u8>)>, name: &str, idx: &str, val: &str, at: &[usize], data: &[f32]) {
-    let (dtype, bytes): (Dtype, Vec<u8>) = if data.len() <= u32::MAX as usize {
-        (Dtype::U32, at.iter().flat_map(|i| (*i as u32).to_le_bytes()).collect())
-    } else {
-        (Dtype::U64, at.iter().flat_map(|i| (*i as u64).to_le_bytes()).collect())
-    };
-    buffers.push((format!("{name}{idx}"), dtype, vec![at.len()], bytes));
-    buffers.push((format!("{name}{val}"), Dtype::F32, vec![at.len()], at.iter().flat_map(|i| data[*i].to_le_bytes()).collect()));
 }
 
 /// Remove the least recently used entries beyond [`KEEP`].

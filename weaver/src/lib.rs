@@ -72,6 +72,23 @@ pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::N
     Ok((protocol, netlist, schedule, allocation))
 }
 
+/// A 64-bit FNV-1a hash of what a weave's weights follow from besides the weaver's code: the machine description
+/// (its JSON), the options and this crate's version. A cache of woven machines keys its entries by it (`loom`'s
+/// weave cache adds the identity of the binary, so that a rebuilt weaver never reads an older one's weights).
+pub fn weave_hash(desc: &MachineDesc, opts: &WeaveOptions) -> u64 {
+    let fnv1a = |bytes: &[u8], mut h: u64| {
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        h
+    };
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    h = fnv1a(serde_json::to_string(desc).expect("a machine description serializes").as_bytes(), h);
+    h = fnv1a(format!("{opts:?}").as_bytes(), h);
+    fnv1a(env!("CARGO_PKG_VERSION").as_bytes(), h)
+}
+
 /// Weave a machine.
 pub fn weave(desc: &MachineDesc, opts: &WeaveOptions) -> Result<Woven, WeaveError> {
     let t0 = std::time::Instant::now();
