@@ -3,7 +3,8 @@
 //! executor's, token for token; the table gives build time, memory, tokens/s and instructions/s, and each
 //! executor's speed as a ratio to the first's (ratios in one run: these machines are noisy).
 
-use crate::run::{open_config, program_or_demo, run_program, Loaded};
+use crate::run::program_or_demo;
+use crate::session::{open_config, run_program, Loaded};
 use anyhow::{bail, Result};
 use backends::ExecutorKind;
 use std::path::PathBuf;
@@ -51,7 +52,7 @@ pub fn run(a: Args) -> Result<std::process::ExitCode> {
     let t0 = Instant::now();
     let woven = weaver::weave(&desc, &weaver::WeaveOptions { fit: cfg.geometry.clone(), attention_layer: false })?;
     let weave_s = t0.elapsed().as_secs_f64();
-    if let Some(k) = a.executors.iter().find(|k| k.is_dense()).filter(|_| woven.report.parameters > crate::run::DENSE_PARAMETER_LIMIT) {
+    if let Some(k) = a.executors.iter().find(|k| k.is_dense()).filter(|_| woven.report.parameters > crate::session::DENSE_PARAMETER_LIMIT) {
         bail!("{}: executor {k} is dense and the machine has {:.2} G parameters; compare the sparse executors here", cfg.origin, woven.report.parameters as f64 / 1e9);
     }
     let mut built = Vec::new();

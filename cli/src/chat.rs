@@ -18,7 +18,7 @@
 //! same text, at the same positions, as for a conversation whose tool answers were typed in.
 
 use crate::chat_template::{ChatTemplate, parse_json, py_dumps};
-use crate::run::{Loaded, Preloaded, open_checkpoint, run_program_preloaded, stdin_io};
+use crate::session::{Loaded, Preloaded, open_checkpoint, run_program_preloaded, stdin_io};
 use crate::tokenizer::Tokenizer;
 use anyhow::{Context, Result, bail};
 use backends::graft::{GraftManifest, Route};

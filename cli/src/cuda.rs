@@ -6,7 +6,7 @@
 //! Nothing of the kernel runs on the host: blocks, warps and barriers are scheduled by the compiled program
 //! inside the machine.
 
-use crate::run::{open_config_or, run_program, weave_described};
+use crate::session::{open_config_or, run_program, weave_described};
 use anyhow::{Context, Result, bail};
 use isa_api::front::{Program, RunEnd};
 use isa_simt4::launch::LaunchOverrides;

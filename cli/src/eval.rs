@@ -5,7 +5,8 @@
 //! woven network writes (`loom lockstep` checks that equality) and the console, frames and exit status are the
 //! program's. No network runs: this checks a circuit, not its weights.
 
-use crate::run::{DeviceFlags, Driven, KeyOverrides, ProgramFlags, device_options, drive_devices, open_config, open_stdin, program_or_demo};
+use crate::run::{DeviceFlags, KeyOverrides, ProgramFlags, device_options, open_stdin, program_or_demo};
+use crate::session::{Driven, drive_devices, open_config};
 use anyhow::{Context, Result};
 use isa_api::front::RunEnd;
 use std::path::PathBuf;

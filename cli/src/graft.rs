@@ -36,7 +36,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let base = weaver::graft::open_base(&a.base)?;
     weaver::graft::check_destination(&a.base, &a.out)?;
-    let (_cfg, machine) = crate::run::open_config(&a.machine, &Default::default())?;
+    let (_cfg, machine) = crate::session::open_config(&a.machine, &Default::default())?;
     let desc = machine.describe()?;
     let bc = base.config();
     let fits = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(weaver::graft::base_fit(bc)), attention_layer: true });

@@ -11,7 +11,7 @@
 //!
 //! Prints one line per program and the total; exits 3 ([`crate::DISAGREES`]) on any disagreement.
 
-use crate::run::{open_config, run_program, weave_config};
+use crate::session::{open_config, run_program, weave_config};
 use anyhow::{Context, Result};
 use backends::ExecutorKind;
 use isa_api::front::{Program, RunEnd};
@@ -117,7 +117,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t_all = Instant::now();
     let progress = show && std::io::IsTerminal::is_terminal(&std::io::stderr());
     for (program, image) in programs.iter().zip(&images) {
-        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name), crate::run::stdin_io(Box::new(std::io::Cursor::new(stdin.clone()))))?;
+        let r = run_program(&l, image, max_steps, false, progress, &format!("{}: ", program.name), crate::session::stdin_io(Box::new(std::io::Cursor::new(stdin.clone()))))?;
         total_tokens += r.tokens();
         let name = &program.name;
         // The circuit's reference: every generated position.

@@ -3,7 +3,7 @@
 //! and writes the pictures and the sound. `--cpu reference` runs the reference interpreter instead (to check
 //! the network), `--cpu both` runs the two one after the other and compares every frame's pixels and the audio.
 
-use crate::run::weave_config;
+use crate::session::weave_config;
 use anyhow::{Context, Result, bail};
 use backends::ExecutorKind;
 use host_nes::input::InputSchedule;
@@ -89,7 +89,7 @@ struct NesRun {
     tokens: Option<usize>,
     secs: f64,
     /// The network CPU's decode time by token kind.
-    token_times: Option<crate::run::TokenTimes>,
+    token_times: Option<crate::profile::TokenTimes>,
     /// With `LOOM_PROFILE=stages`: the network CPU's decode time by layer and stage.
     stage_times: Option<serde_json::Value>,
     /// With `LOOM_PROFILE=fields`: the network CPU's decode time by the trace field of the token fed.
@@ -194,7 +194,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         runs.push(run_reference(job)?);
     }
     if matches!(a.cpu, Cpu::Network | Cpu::Both) {
-        let (cfg, machine) = crate::run::open_config_or(config.as_deref(), NES_CONFIG, "configs/nes.toml (built in)")?;
+        let (cfg, machine) = crate::session::open_config_or(config.as_deref(), NES_CONFIG, "configs/nes.toml (built in)")?;
         let desc = machine.describe()?;
         if desc.name != "mos6502-nes" {
             bail!("{}: loom nes runs the 6502's NES map (map = \"nes\"), this config's machine is {}", cfg.origin, desc.name);
@@ -398,7 +398,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
     }
     let opts = host_nes::nes_machine_for(&job.cart).options();
     let devices = Rc::new(RefCell::new(NetworkDevices::new(&opts, job.board(), job.image.memory(), Some(job.frames), Box::new(rec.clone()))));
-    let r = crate::run::run_with_devices(&l, &job.image.load_image(&opts), Box::new(Shared(devices.clone(), Vec::new())), l.max_steps, progress, "network CPU: ")?;
+    let r = crate::session::run_with_devices(&l, &job.image.load_image(&opts), Box::new(Shared(devices.clone(), Vec::new())), l.max_steps, progress, "network CPU: ")?;
     let prg_ram = devices.borrow().prg_ram().to_vec();
     let rb = rec.file.borrow();
     if let Some(e) = &rb.error {
@@ -411,7 +411,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         tokens: Some(r.tokens()),
         secs: r.secs,
         token_times: Some(r.token_times),
-        stage_times: r.stage_times.as_ref().map(crate::run::stage_times_json),
+        stage_times: r.stage_times.as_ref().map(crate::profile::stage_times_json),
         field_times: r.field_times.as_ref().map(|f| f.json()),
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),

@@ -3,7 +3,7 @@
 //! feeds as the machine's read(2) asks for it; the console is the script's output. Nothing of Python runs on
 //! the host: it weaves the machine, loads the firmware, delivers bytes and prints bytes.
 
-use crate::run::{run_program, weave_config};
+use crate::session::{run_program, weave_config};
 use anyhow::{Context, Result, bail};
 use isa_api::front::{Program, RunEnd};
 use std::path::PathBuf;
@@ -61,7 +61,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         (None, Some(p)) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
     };
-    let (cfg, machine) = crate::run::open_config_or(config.as_deref(), PYTHON_CONFIG, "configs/rv32im-512k.toml (built in)")?;
+    let (cfg, machine) = crate::session::open_config_or(config.as_deref(), PYTHON_CONFIG, "configs/rv32im-512k.toml (built in)")?;
     if machine.describe()?.name != "rv32im" {
         bail!("{}: loom python runs MicroPython on the rv32im machine; this config's machine is not rv32im", cfg.origin);
     }
@@ -86,7 +86,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Box::new(std::io::Cursor::new(source))
     };
     // No progress line during a session: it would write over the prompt.
-    let r = run_program(&l, &image, max_steps, true, progress && !session, "", crate::run::stdin_io(stdin))?;
+    let r = run_program(&l, &image, max_steps, true, progress && !session, "", crate::session::stdin_io(stdin))?;
     let tokens = r.tokens();
     let summary = if r.end == RunEnd::StepLimit { format!("step limit ({max_steps} steps) reached: {}", r.finish.summary) } else { r.finish.summary.clone() };
     if progress {

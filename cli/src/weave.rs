@@ -30,7 +30,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let (cfg, machine) = crate::run::open_config(&a.config, &Default::default())?;
+    let (cfg, machine) = crate::session::open_config(&a.config, &Default::default())?;
     let desc = machine.describe()?;
     let attention_layer = cfg.geometry.as_ref().and_then(|g| g.hf_compatible).unwrap_or(true);
     if a.plan {
