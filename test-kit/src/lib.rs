@@ -62,3 +62,42 @@ pub fn testdata(rel: &str) -> Option<PathBuf> {
 pub fn fixtures_dir() -> Option<PathBuf> {
     data_dir("WEAVER_FIXTURES", Some("../shared/fixtures"))
 }
+
+/// The transformers check's python (`$WEAVER_HF_PYTHON`, a python with torch and transformers, which `.ci/run`
+/// sets where it finds one) and greedy-decode script (`$WEAVER_HF_DECODE`, default `../shared/tools/hf_decode.py`
+/// beside the repository). `None`, after `SKIPPED test: ...`, when the python is not named: transformers is an
+/// outside oracle CI runs where the machine has it, so its absence is not a failure.
+pub fn hf_setup(test: &str) -> Option<(String, PathBuf)> {
+    let Some(python) = std::env::var("WEAVER_HF_PYTHON").ok().filter(|s| !s.is_empty()) else {
+        println!("SKIPPED {test}: set WEAVER_HF_PYTHON to a python with torch + transformers");
+        return None;
+    };
+    let script = std::env::var("WEAVER_HF_DECODE").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("../shared/tools/hf_decode.py"));
+    assert!(script.is_file(), "{} not found", script.display());
+    Some((python, script))
+}
+
+/// A prompt for [`hf_decode`]: a JSON file of token ids, or the ids.
+#[derive(Clone, Copy, Debug)]
+pub enum HfPrompt<'a> {
+    File(&'a Path),
+    Ids(&'a [u32]),
+}
+
+/// Greedy-decode `new_tokens` tokens of checkpoint `dir` after `prompt` in transformers (`script`, see
+/// [`hf_setup`]) with `prefill` = "chunked" or "stepwise"; the generated ids (the script feeds back its own argmax:
+/// a trace, not teacher forcing). Panics, with the script's stderr, when it fails.
+pub fn hf_decode(python: &str, script: &Path, dir: &Path, prompt: HfPrompt, new_tokens: usize, prefill: &str) -> Vec<u32> {
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(script).arg(dir);
+    match prompt {
+        HfPrompt::File(f) => cmd.arg("--prompt-file").arg(f),
+        HfPrompt::Ids(ids) => cmd.args(["--prompt-ids", &ids.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",")]),
+    };
+    let out = cmd.args(["--max-new-tokens", &new_tokens.to_string(), "--prefill", prefill]).output().expect("run hf_decode.py");
+    assert!(out.status.success(), "hf_decode.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).expect("hf_decode.py prints a JSON line");
+    let v: serde_json::Value = serde_json::from_str(line).expect("hf_decode.py's JSON line");
+    v["generated"].as_array().expect("a generated list").iter().map(|x| x.as_u64().expect("a token id") as u32).collect()
+}

@@ -93,7 +93,7 @@ fn transformers_runs_the_block_memory_machine_to_the_reference_trace() {
     let pf = dir.with_extension("prompt.json");
     std::fs::write(&pf, serde_json::to_string(&prompt).unwrap()).unwrap();
     let want = reference(30, &image);
-    let theirs = common::hf_decode(&python, &script, &dir, &pf, want.len(), "chunked");
+    let theirs = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), want.len(), "chunked");
     assert_eq!(theirs, want, "transformers' trace");
     eprintln!("transformers: {} positions of scatter10 equal to the reference", theirs.len());
     std::fs::remove_dir_all(&dir).unwrap();

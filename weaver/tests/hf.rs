@@ -33,7 +33,7 @@ fn transformers_runs_the_woven_acc8_to_the_reference_trace() {
     let pf = dir.with_extension("prompt.json");
     std::fs::write(&pf, serde_json::to_string(&prompt).unwrap()).unwrap();
     for prefill in ["chunked", "stepwise"] {
-        let theirs = common::hf_decode(&python, &script, &dir, &pf, want.len(), prefill);
+        let theirs = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), want.len(), prefill);
         assert_eq!(theirs, want, "{prefill} prefill");
         eprintln!("transformers ({prefill} prefill): {} positions equal to the reference", theirs.len());
     }
@@ -121,7 +121,7 @@ fn transformers_runs_acc8_in_a_qwen35_shaped_geometry() {
     std::fs::write(&pf, serde_json::to_string(&prompt).unwrap()).unwrap();
     let n = want.len().min(120);
     for prefill in ["chunked", "stepwise"] {
-        let theirs = common::hf_decode(&python, &script, &dir, &pf, n, prefill);
+        let theirs = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), n, prefill);
         assert_eq!(theirs, want[..n], "{prefill} prefill");
         eprintln!("transformers ({prefill} prefill), d_k 128: {} positions equal to the reference", theirs.len());
     }

@@ -62,7 +62,7 @@ fn transformers_follows_injected_inputs() {
         }
         let stop = injected.iter().map(|(i, _)| *i).find(|i| *i > pos).unwrap_or(want.len());
         std::fs::write(&pf, serde_json::to_string(&seq).unwrap()).unwrap();
-        let got = common::hf_decode(&python, &script, &dir, &pf, stop - pos, "chunked");
+        let got = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), stop - pos, "chunked");
         assert_eq!(got, want[pos..stop], "segment from position {pos}");
         seq.extend(&got);
         pos = stop;
