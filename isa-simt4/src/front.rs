@@ -159,7 +159,7 @@ impl Machine for Simt4Machine {
         format!("{} lanes, {} warps, {} shared words, {} global words", c.lanes, c.warps, c.shared_words, c.global_words)
     }
     fn describe(&self) -> Result<MachineDesc, FrontError> {
-        crate::circuit::simt4_machine(&self.cfg).map_err(FrontError::new)
+        crate::circuit::simt4_machine(&self.cfg).map_err(|e| FrontError::new(e.to_string()))
     }
     fn demo(&self) -> Option<Program> {
         Some(Program { name: DEMO_NAME.into(), bytes: DEMO_KERNEL.as_bytes().to_vec(), expected_console: None })

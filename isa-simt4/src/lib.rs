@@ -4,19 +4,24 @@
 //! - [`isa`]: the instruction set, its encoding and semantics (the specification),
 //! - [`interp`]: the reference interpreter written from it,
 //! - [`launch`]: a launch (grid, block, arguments; launch files) and the compiled image,
-//! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles),
+//! - [`face`]: the machine's public face: register, memory and port indices of the circuit,
+//! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles), one file per section,
+//! - [`error`]: why the machine description could not be built,
 //! - [`cuda`]: the CUDA subset front end (lang-c parser, compiler to SIMT4 code),
 //! - [`opencl`]: the mechanical translation to OpenCL C for the independent oracle (POCL),
 //! - [`front`]: the machine's front for the binary (config keys, kernel loader, devices, trace lockstep).
 
 pub mod circuit;
 pub mod cuda;
+pub mod error;
+pub mod face;
 pub mod front;
 pub mod interp;
 pub mod isa;
 pub mod launch;
 pub mod opencl;
 
+pub use error::Simt4Error;
 pub use interp::{DivRegs, Simt, Stop};
 pub use isa::{Fault, FaultKind, Instr, Opcode, Simt4Config};
 pub use launch::{ArgValue, ArrayPlace, KernelImage, LaunchSpec};

@@ -902,7 +902,7 @@ fn description_names_and_widths() {
         }
         assert_eq!(d.port_with_role(isa_api::PortRole::Fault), d.port("FAULT"));
     }
-    assert!(simt4_machine(&Simt4Config { lanes: 6, ..Default::default() }).unwrap_err().contains("lanes"));
+    assert!(simt4_machine(&Simt4Config { lanes: 6, ..Default::default() }).unwrap_err().to_string().contains("lanes"));
 }
 
 /// The division datapath ([`isa_simt4::circuit::div_datapath`], the nodes every lane of the machine uses)
