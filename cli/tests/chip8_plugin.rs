@@ -14,11 +14,7 @@ use std::process::Command;
 fn copy_plugin(dir: &Path) {
     let src = repo().join("examples/plugins/chip8");
     for sub in ["src", "tests", "roms"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let p = e.unwrap().path();
-            std::fs::copy(&p, dir.join(sub).join(p.file_name().unwrap())).unwrap();
-        }
+        copy_tree(&src.join(sub), &dir.join(sub));
     }
     let manifest = std::fs::read_to_string(src.join("Cargo.toml")).unwrap();
     let isa_api = repo().join("isa-api").canonicalize().unwrap();
@@ -27,6 +23,20 @@ fn copy_plugin(dir: &Path) {
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     // The committed lockfile: the same dependency versions, no registry resolution needed.
     std::fs::copy(src.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+}
+
+/// Copy a folder with its subfolders (the plugin's `src/circuit/`).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
 }
 
 /// Where the plugin builds: beside the workspace's build output when there is one, so CI builds it incrementally.

@@ -1,8 +1,9 @@
 //! CHIP-8 for loom, as a machine plugin: [`interp`] is the reference interpreter, [`circuit`] the machine in
-//! `isa-api`'s circuit IR that loom weaves into Qwen3.5 weights. The library exports the C-ABI entry point
-//! loom loads (`plugin = "..."` in a config).
+//! `isa-api`'s circuit IR that loom weaves into Qwen3.5 weights, [`face`] its public indices and constants. The
+//! library exports the C-ABI entry point loom loads (`plugin = "..."` in a config).
 
 pub mod circuit;
+pub mod face;
 pub mod interp;
 
 /// The serialized machine description the plugin hands to loom.
