@@ -1,5 +1,5 @@
 //! Fingerprints of the RV32IM+Zba circuit (FNV-1a of its JSON) for both layouts and several RAM geometries:
-//! a refactor of `src/circuit.rs` that must not change the machine (nor, therefore, any woven weight) prints
+//! a refactor of `src/circuit/` that must not change the machine (nor, therefore, any woven weight) prints
 //! the same lines before and after. `cargo run --release -p isa-rv32im --example circuit_fingerprint`.
 
 fn main() {

@@ -7,8 +7,10 @@
 //! - [`elf`]: the ELF32 loader,
 //! - [`lockstep`]: the lockstep checks with one report type: the interpreter against qemu-riscv32 logs
 //!   (`-singlestep -d cpu,nochain`), the circuit and woven traces against the interpreter,
-//! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles) and a host-side hart over
-//!   the reference evaluator,
+//! - [`face`]: the machine's public face: register, memory and port indices, options (RAM geometry, layout),
+//!   fault codes, the RAM image,
+//! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles), one file per section under
+//!   `circuit/`, and a host-side hart over the reference evaluator,
 //! - [`examples`]: the committed example programs of `examples/rv32/` with their expected output,
 //! - [`front`]: the machine's front for the binary (config keys, ELF loader, demo, console/exit/fault devices).
 //!
@@ -21,6 +23,7 @@ pub mod decode;
 pub mod elf;
 pub mod error;
 pub mod examples;
+pub mod face;
 pub mod front;
 pub mod interp;
 pub mod lockstep;
