@@ -1,5 +1,5 @@
 //! Fingerprints of the 2A03 circuit (FNV-1a of its JSON) for the flat map (bare, with console and exit) and the
-//! NES map with each PRG banking: a refactor of `src/circuit.rs` that must not change a machine (nor, therefore,
+//! NES map with each PRG banking: a refactor of `src/circuit/` that must not change a machine (nor, therefore,
 //! any woven weight) prints the same lines before and after.
 //! `cargo run --release -p isa-6502 --example mos6502_fingerprint`.
 

@@ -32,7 +32,9 @@ pub enum ShiftKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CmpKind {
+    /// Equal.
     Eq,
+    /// Not equal.
     Ne,
     /// Unsigned less-than.
     Ltu,
@@ -62,9 +64,13 @@ pub enum Op {
     Add { a: NodeId, b: NodeId, cin: Option<NodeId> },
     /// `a - b` modulo 2^width.
     Sub { a: NodeId, b: NodeId },
+    /// Bitwise `a AND b` (operands of the node width).
     And { a: NodeId, b: NodeId },
+    /// Bitwise `a OR b` (operands of the node width).
     Or { a: NodeId, b: NodeId },
+    /// Bitwise `a XOR b` (operands of the node width).
     Xor { a: NodeId, b: NodeId },
+    /// Bitwise NOT of `a` (of the node width).
     Not { a: NodeId },
     /// Shift or rotate by a constant amount. Shifts by >= width give 0 (or all sign bits for `sar`).
     ShiftConst { kind: ShiftKind, a: NodeId, by: u32 },
@@ -107,9 +113,12 @@ pub enum Op {
 /// One operand of [`Op::Sum`]: node `node` shifted left by `shift` bits, subtracted when `neg`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SumTerm {
+    /// The operand (zero-extended, any width).
     pub node: NodeId,
+    /// How many bits it is shifted left (its weight is `2^shift`).
     #[serde(default)]
     pub shift: u32,
+    /// Subtracted instead of added.
     #[serde(default)]
     pub neg: bool,
 }
@@ -117,7 +126,9 @@ pub struct SumTerm {
 /// A node: an operation and its result width in bits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Node {
+    /// Width of the result in bits (1..=64).
     pub width: u32,
+    /// The operation.
     #[serde(flatten)]
     pub op: Op,
 }
@@ -125,16 +136,22 @@ pub struct Node {
 /// A register's value after the step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RegNext {
+    /// Index of the register in the machine's description.
     pub reg: u32,
+    /// The node holding its value after the step (the register's width).
     pub value: NodeId,
 }
 
 /// A memory write: `mem[addr] = data` when `enable` (1 bit) is 1.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemWrite {
+    /// Index of the memory in the machine's description.
     pub mem: u32,
+    /// The row written (the memory's address width).
     pub addr: NodeId,
+    /// The word written (the memory's word width).
     pub data: NodeId,
+    /// 1 bit: the write happens in this step.
     pub enable: NodeId,
 }
 
@@ -143,28 +160,38 @@ pub struct MemWrite {
 /// memory's heads (see the weaver's `emit`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemClear {
+    /// Index of the memory in the machine's description.
     pub mem: u32,
+    /// 1 bit: the clear happens in this step.
     pub enable: NodeId,
 }
 
 /// An output-port write the host observes: `value` when `enable` (1 bit) is 1.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OutWrite {
+    /// Index of the output port in the machine's description.
     pub port: u32,
+    /// The word written (the port's width).
     pub value: NodeId,
+    /// 1 bit: the write happens in this step.
     pub enable: NodeId,
 }
 
 /// One step of a machine.
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Circuit {
+    /// The nodes, in topological order.
     pub nodes: Vec<Node>,
+    /// Registers' next values (a register without one keeps its value).
     #[serde(default)]
     pub next: Vec<RegNext>,
+    /// Memory writes, at most one per memory.
     #[serde(default)]
     pub mem_writes: Vec<MemWrite>,
+    /// Output-port writes.
     #[serde(default)]
     pub outputs: Vec<OutWrite>,
+    /// Memory clears, at most one per memory.
     #[serde(default)]
     pub mem_clears: Vec<MemClear>,
     /// 1-bit node: when 1 the step does nothing but halt the machine.
@@ -283,10 +310,6 @@ impl CircuitBuilder {
     pub fn eq(&mut self, a: NodeId, b: NodeId) -> NodeId {
         self.cmp(CmpKind::Eq, a, b)
     }
-    /// `sel ? if1 : if0`.
-    pub fn mux(&mut self, sel: NodeId, if0: NodeId, if1: NodeId) -> NodeId {
-        self.node(self.width(if0), Op::Mux { sel, if0, if1 })
-    }
     /// `a` zero-extended (or truncated) to `width` bits.
     pub fn zext(&mut self, a: NodeId, width: u32) -> NodeId {
         self.node(width, Op::Zext { a })
@@ -401,14 +424,48 @@ impl CircuitBuilder {
         let parts: Vec<NodeId> = xs.chunks(16).map(|c| self.all(c)).collect();
         self.all(&parts)
     }
-    /// `sel ? if1 : if0` (a [`Self::mux`] with the operands in reading order).
+    /// `sel ? if1 : if0`, `width(if0)` bits (`sel` one bit): the one select of the builder, operands in reading
+    /// order (the node is [`Op::Mux`]).
     pub fn select(&mut self, sel: NodeId, if1: NodeId, if0: NodeId) -> NodeId {
-        self.mux(sel, if0, if1)
+        self.node(self.width(if0), Op::Mux { sel, if0, if1 })
     }
     /// Two's-complement negation `0 - x`.
     pub fn neg(&mut self, x: NodeId) -> NodeId {
         let z = self.konst_masked(self.width(x), 0);
         self.sub(z, x)
+    }
+    /// `a + value` modulo 2^width, of `a`'s width (`value` taken modulo 2^width): a one-term [`Op::Sum`], so
+    /// `add_const(x, 0xFF)` on 8 bits is `x - 1`.
+    pub fn add_const(&mut self, a: NodeId, value: u64) -> NodeId {
+        let w = self.width(a);
+        let m = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+        self.sum(w, &[SumTerm { node: a, shift: 0, neg: false }], value & m)
+    }
+    /// A one-hot select with a default (`width` bits): the value of the case whose select is 1, or `default`
+    /// when none is. The selects (1 bit each) must be exclusive ([`Op::OneHot`]); the default's select is NOT
+    /// [`Self::any`] of them, one more case of the same one-hot node.
+    pub fn one_hot_or(&mut self, width: u32, cases: &[(NodeId, NodeId)], default: NodeId) -> NodeId {
+        let sels: Vec<NodeId> = cases.iter().map(|c| c.0).collect();
+        let any = self.any(&sels);
+        let none = self.not(any);
+        let mut all = cases.to_vec();
+        all.push((none, default));
+        self.one_hot(width, &all)
+    }
+    /// The one-hot decode of a small field: `x == v` (1 bit, one [`Self::eq_const`]) for each `v` in `0..n`.
+    pub fn one_hot_decode(&mut self, x: NodeId, n: u64) -> Vec<NodeId> {
+        (0..n).map(|v| self.eq_const(x, v)).collect()
+    }
+    /// `x == value AND NOT veto` (1 bit; `veto` 1 bit), as one equality over `x` and `veto` side by side.
+    pub fn eq_const_unless(&mut self, x: NodeId, value: u64, veto: NodeId) -> NodeId {
+        let w = self.width(x);
+        let c = self.concat(&[x, veto]);
+        self.eq_const(c, value & ((1u64 << w) - 1))
+    }
+    /// A 1-bit [`Self::lookup`] over every value of `key` (at most 12 bits): entry `v` is `f(v)`.
+    pub fn truth_table(&mut self, key: NodeId, f: impl Fn(u64) -> bool) -> NodeId {
+        let table: Vec<u64> = (0..1u64 << self.width(key)).map(|v| u64::from(f(v))).collect();
+        self.lookup(1, table, key)
     }
 
     /// The circuit built.

@@ -116,7 +116,7 @@ pub fn acc8() -> MachineDesc {
     let jc = [(op::JMP, tru), (op::JZ, z), (op::JNZ, nz), (op::JN, neg)];
     let jcases: Vec<(u32, u32)> = jc.iter().map(|(c, v)| (is(&mut b, *c), *v)).collect();
     let take = b.and_or(1, &jcases);
-    let pc_next = b.mux(take, pc2, arg);
+    let pc_next = b.select(take, arg, pc2);
     b.set_next(0, pc_next);
     b.set_next(1, acc_next);
     let st = is(&mut b, op::ST);
@@ -296,7 +296,7 @@ pub fn io8(limit: u8) -> MachineDesc {
     let (data, irq) = (b.input(0, 8), b.input(1, 1));
     let sum = b.add(acc, data);
     let zero = b.konst(8, 0);
-    let acc2 = b.mux(irq, sum, zero);
+    let acc2 = b.select(irq, zero, sum);
     b.set_next(0, acc2);
     let one = b.konst(8, 1);
     let n2 = b.add(n, one);
@@ -351,16 +351,16 @@ pub fn paint8() -> MachineDesc {
     b.mem_write(0, y, row, new);
     let one4 = b.konst(4, 1);
     let x1 = b.add(x, one4);
-    let xn = b.mux(new, x, x1);
+    let xn = b.select(new, x1, x);
     b.set_next(0, xn);
     let k15 = b.konst(4, 15);
     let end_row = b.eq(x, k15);
     let one3 = b.konst(3, 1);
     let y1 = b.add(y, one3);
-    let y_adv = b.mux(end_row, y, y1);
-    let yn = b.mux(new, y, y_adv);
+    let y_adv = b.select(end_row, y1, y);
+    let yn = b.select(new, y_adv, y);
     b.set_next(1, yn);
-    let lastn = b.mux(new, last, tick);
+    let lastn = b.select(new, tick, last);
     b.set_next(2, lastn);
     let zero4 = b.konst(4, 0);
     let none = b.eq(keys, zero4);

@@ -77,7 +77,7 @@ fn binary_ops() -> Vec<(&'static str, OpFn)> {
         ("mux", |b, x, y| {
             let s = b.bit(y, 0);
             let ny = b.not(y);
-            b.mux(s, x, ny)
+            b.select(s, ny, x)
         }),
         ("mul_lo", |b, x, y| b.mul_lo(x, y)),
         ("mulhu", |b, x, y| b.mul_hi(x, y, false, false)),

@@ -86,7 +86,7 @@ fn random_machine(seed: u64) -> (MachineDesc, Vec<u64>) {
             }
             10 => {
                 let s = b.bit(r.pick(&pool), 0);
-                b.mux(s, x, yw)
+                b.select(s, yw, x)
             }
             11 => b.zext(x, (w + r.below(8) as u32).min(32).max(w)),
             12 => b.sext(x, (w + r.below(8) as u32).min(32).max(w)),

@@ -1,0 +1,242 @@
+//! The operands section: the effective addresses that need no pointer, level B (the pointer read: zero-page
+//! pointers, JMP's pointer, pulls, vectors), level C (the effective address and the byte read there, the
+//! operand) and, in the NES map, the stall of an instruction that reads an IO register.
+
+use super::Ctx;
+use super::banks::{nes_compact, read_banks, read_run_of};
+use super::decode::{Decoded, Flag, ctl, mode_code};
+use super::fetch::Fetch;
+use super::nes_read::{NesRead, nes_byte_cases, nes_read_run_of};
+use super::state::State;
+use crate::face::{Mos6502Options, input};
+use crate::opcode::AddressingMode;
+use isa_api::circuit::{CmpKind, NodeId};
+
+/// The operands section's results.
+pub(super) struct Operands {
+    /// The addresses that need no pointer.
+    pub(super) direct: DirectAddresses,
+    /// Level B.
+    pub(super) ptr: PointerRead,
+    /// Whether (zp),Y's address crossed a page.
+    pub(super) cross_izy: NodeId,
+    /// Level C.
+    pub(super) data: DataRead,
+    /// The instruction reads, modifies and writes memory.
+    pub(super) f_rmw_mem: NodeId,
+    /// NES map: the step stalls for an IO read ([`stall`]).
+    pub(super) stall: NodeId,
+    /// The instruction completes this step (the fetch's `exec` without a stall): every case of the next values is
+    /// gated by it.
+    pub(super) exec: NodeId,
+}
+
+/// The operands section: the addresses from the fetched bytes and X, Y (`st`), the pointer read, the effective
+/// address of the mode `f` selects (or the DMA's) and the data read there, and the stall.
+pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch) -> Operands {
+    let (a, x, y, sp) = (st.cpu.a, st.cpu.x, st.cpu.y, st.cpu.sp);
+    let ([_, b1, b2], m) = (f.b, f.modes);
+    let direct = direct_addresses(cx, b1, b2, x, y);
+    let DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, ea_aby, .. } = direct;
+    // Level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors).
+    let ptr = pointer_read(cx, opts, f.dec, f.mode, sp, [st.kind.take_int, st.kind.nmi_vector], [ea_zpx, ea_zp, op16]);
+    let (ea_izy, cross_izy) = indexed(cx, ptr.ptr16, y);
+    // Level C: the data read at the effective address.
+    let mut ea_cases = vec![(m.zp, ea_zp), (m.zpx, ea_zpx), (m.zpy, ea_zpy), (m.abs, op16), (m.abx, ea_abx)];
+    ea_cases.extend([(m.aby, ea_aby), (m.izx, ptr.ptr16), (m.izy, ea_izy)]);
+    if opts.nes {
+        let z2 = cx.s.konst(2, 0);
+        let ea_dma = cx.s.concat(&[z2, st.dma.row, st.dma.page]);
+        ea_cases.push((st.kind.dma_step, ea_dma));
+    }
+    let data = data_read(cx, opts, &ea_cases, [m.imm, m.acc], a, b1);
+    // NES map: an instruction that reads an IO register stalls (see `stall`); from here on `exec` is an
+    // instruction that completes this step.
+    let f_rmw_mem = f.dec.flag(cx, Flag::RmwMem);
+    let (stall, exec) = stall(cx, opts, f.dec, [f.exec, data.io, st.kind.waiting], f_rmw_mem);
+    Operands { direct, ptr, cross_izy, data, f_rmw_mem, stall, exec }
+}
+
+/// `base + idx` (one 16-bit add), and whether it crossed a page (the high byte moved).
+fn indexed(cx: &mut Ctx, base: NodeId, idx: NodeId) -> (NodeId, NodeId) {
+    let i16 = cx.s.zext(idx, 16);
+    let sum = cx.s.add(base, i16);
+    let (h0, h1) = (cx.s.slice(base, 8, 8), cx.s.slice(sum, 8, 8));
+    (sum, cx.s.cmp(CmpKind::Ne, h0, h1))
+}
+
+/// The effective addresses that need no pointer read, from the operand bytes `b1`, `b2` and X, Y.
+pub(super) struct DirectAddresses {
+    /// The operand word (absolute).
+    pub(super) op16: NodeId,
+    pub(super) ea_zp: NodeId,
+    pub(super) ea_zpx: NodeId,
+    pub(super) ea_zpy: NodeId,
+    /// abs,X and abs,Y, and whether each crossed a page.
+    pub(super) ea_abx: NodeId,
+    pub(super) cross_abx: NodeId,
+    pub(super) ea_aby: NodeId,
+    pub(super) cross_aby: NodeId,
+}
+
+/// The addresses of the direct modes (zero page, absolute, indexed).
+fn direct_addresses(cx: &mut Ctx, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId) -> DirectAddresses {
+    let zero8 = cx.s.konst(8, 0);
+    let op16 = cx.s.concat(&[b1, b2]);
+    let zpx = cx.s.add(b1, x);
+    let zpy = cx.s.add(b1, y);
+    let ea_zp = cx.s.concat(&[b1, zero8]);
+    let ea_zpx = cx.s.concat(&[zpx, zero8]);
+    let ea_zpy = cx.s.concat(&[zpy, zero8]);
+    let (ea_abx, cross_abx) = indexed(cx, op16, x);
+    let (ea_aby, cross_aby) = indexed(cx, op16, y);
+    DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby }
+}
+
+/// Level B's results and the decoded flags it reads.
+pub(super) struct PointerRead {
+    pub(super) f_pla: NodeId,
+    pub(super) f_plp: NodeId,
+    pub(super) f_rts: NodeId,
+    pub(super) f_rti: NodeId,
+    pub(super) f_brk: NodeId,
+    pub(super) f_jmp_ind: NodeId,
+    /// The constant 1 (8 bits).
+    pub(super) one8: NodeId,
+    /// The three bytes read: a pointer (its two bytes), the pulled bytes, or a vector.
+    pub(super) p: [NodeId; 3],
+    /// `p[0]` and `p[1]` as an address.
+    pub(super) ptr16: NodeId,
+}
+
+/// Level B: the pointer read. (zp,X)'s and (zp),Y's zero-page pointers (`addrs`: zp+X, zp, the operand word),
+/// JMP's indirect pointer, the bytes a pull takes from the stack above `sp`, an interrupt's vector
+/// (`int`: an interrupt taken, the NMI's vector) or BRK's, which is also every other instruction's don't-care
+/// read.
+fn pointer_read(cx: &mut Ctx, opts: &Mos6502Options, d: Decoded, mode: NodeId, sp: NodeId, [take_int, nmi_vector]: [NodeId; 2], [ea_zpx, ea_zp, op16]: [NodeId; 3]) -> PointerRead {
+    let f_pla = d.flag(cx, Flag::Pla);
+    let f_plp = d.flag(cx, Flag::Plp);
+    let f_rts = d.flag(cx, Flag::Rts);
+    let f_rti = d.flag(cx, Flag::Rti);
+    let f_brk = d.flag(cx, Flag::Brk);
+    let f_jmp_ind = d.flag(cx, Flag::JmpInd);
+    let sp1 = cx.s.add_const(sp, 1);
+    let one8 = cx.s.konst(8, 1);
+    let pull_base = cx.s.concat(&[sp1, one8]);
+    let irq_vec = cx.s.konst(16, 0xFFFE);
+    let nmi_vec = cx.s.konst(16, 0xFFFA);
+    let ptr = {
+        // Explicit, exclusive selects, each one gate of the decoded bits and the interrupt decision.
+        let izx = cx.s.eq_const_unless(mode, mode_code(AddressingMode::IndexedIndirect), take_int);
+        let izy = cx.s.eq_const_unless(mode, mode_code(AddressingMode::IndirectIndexed), take_int);
+        let jind = cx.s.eq_const_unless(f_jmp_ind, 1, take_int);
+        let f_pull = d.flag(cx, Flag::Pull);
+        let pull = cx.s.eq_const_unless(f_pull, 1, take_int);
+        let f_ptr = d.flag(cx, Flag::PtrRead);
+        // An interrupt's vector (NMI or IRQ); else BRK's, which is also the don't-care read of every
+        // instruction without a pointer.
+        let c = cx.s.concat(&[take_int, nmi_vector]);
+        let nmi = cx.s.eq_const(c, 0b11);
+        let irq = cx.s.eq_const(c, 0b01);
+        let brk = cx.s.eq_const_unless(f_ptr, 0, take_int);
+        let cases = [(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)];
+        if opts.nes { nes_read_run_of(cx, &cases, 3, true).bytes } else { read_run_of(cx, &cases, 3, true) }
+    };
+    let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
+    let ptr16 = cx.s.concat(&[p0, p1]);
+    PointerRead { f_pla, f_plp, f_rts, f_rti, f_brk, f_jmp_ind, one8, p: [p0, p1, p2], ptr16 }
+}
+
+/// Level C: the effective address and the byte read there.
+pub(super) struct DataRead {
+    /// The effective address (16 bits; 0 in a mode without one), and its address in the byte banks (the NES
+    /// map's compact one).
+    pub(super) ea: NodeId,
+    pub(super) ea_mem: NodeId,
+    /// NES map: `ea` is an IO register (PPU, APU and pads, expansion area); `ea` is in $8000-$FFFF.
+    pub(super) io: NodeId,
+    pub(super) rom: NodeId,
+    /// NES map: the read (banks, PRG ROM words, selects).
+    pub(super) nes_data: Option<NesRead>,
+    /// The four banks' words at `ea`'s row.
+    pub(super) dwords: [NodeId; 4],
+    /// The operand: the immediate byte, A, the host's IO answer, or the byte at `ea`.
+    pub(super) operand: NodeId,
+}
+
+/// Level C: the effective address from the modes' cases (`ea_cases`: mode select, address), the data read
+/// there, and the operand (`[m_imm, m_acc]`: the immediate and accumulator modes, which read `b1` and `a`).
+fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)], [m_imm, m_acc]: [NodeId; 2], a: NodeId, b1: NodeId) -> DataRead {
+    let zero = cx.zero;
+    // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
+    let ea = cx.s.one_hot(16, ea_cases);
+    // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
+    let (ea_mem, io, rom, io_parts) = if opts.nes {
+        // The IO registers: the PPU's at $2000-$3FFF, the APU's and pads' at $4000-$401F, and the cartridge's
+        // expansion area up to $5FFF (open bus on these boards: the host answers).
+        let hi3 = cx.s.slice(ea, 13, 3);
+        let ea_mem = nes_compact(cx, ea);
+        let is_ppu = cx.s.eq_const(hi3, 1);
+        let is_apu = cx.s.eq_const(hi3, 2);
+        (ea_mem, cx.s.or(is_ppu, is_apu), cx.s.bit(ea, 15), vec![is_ppu, is_apu])
+    } else {
+        (ea, zero, zero, vec![])
+    };
+    // NES map: RAM, PRG RAM and ROM read in one level (the memory modes only: the immediate and A take no
+    // memory select).
+    let nes_data = opts.nes.then(|| {
+        let c = cx.s.concat(&[m_imm, m_acc]);
+        let mem_mode = cx.s.eq_const(c, 0);
+        nes_read_run_of(cx, &[(mem_mode, ea)], 1, false)
+    });
+    let dwords = match &nes_data {
+        Some(r) => r.banks,
+        None => read_banks(cx, ea_mem, 1, false).0,
+    };
+    // The operand: the immediate byte, A, the host's IO answer, or the byte of the bank `ea % 4` names (one
+    // select).
+    let operand = {
+        let mut cases = vec![(m_imm, b1), (m_acc, a)];
+        if let Some(r) = &nes_data {
+            cases.extend(nes_byte_cases(cx, &r.banks, r.prg, &r.ram_is, &r.rom_is, 0));
+        } else {
+            // Each select is one equality over the address's low bits and the mode.
+            let ea_lo2 = cx.s.slice(ea, 0, 2);
+            let c = cx.s.concat(&[ea_lo2, m_imm, m_acc]);
+            let mut c_cases = vec![(m_imm, b1), (m_acc, a)];
+            for (k, &word) in dwords.iter().enumerate() {
+                let sel = cx.s.eq_const(c, k as u64);
+                c_cases.push((sel, word));
+            }
+            cases = c_cases;
+        }
+        if opts.nes {
+            // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer.
+            let io_data = cx.s.input(input::IO_DATA, 8);
+            let mut parts = vec![m_imm, m_acc];
+            parts.extend(&io_parts);
+            let c4 = cx.s.concat(&parts);
+            let sel = cx.s.truth_table(c4, |i| i & 3 == 0 && (i >> 2 == 1 || i >> 2 == 2));
+            cases.push((sel, io_data));
+        }
+        cx.s.one_hot(8, &cases)
+    };
+    DataRead { ea, ea_mem, io, rom, nes_data, dwords, operand }
+}
+
+/// NES map: an instruction that reads an IO register (`io`; a read or a read-modify-write, `f_rmw_mem` on
+/// memory) first asks the host (port IO_READ) and changes nothing else (a stall); the next step, `waiting`,
+/// runs it with the answer. Returns (the stall, `exec` without it).
+fn stall(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, [exec, io, waiting]: [NodeId; 3], f_rmw_mem: NodeId) -> (NodeId, NodeId) {
+    let zero = cx.zero;
+    if opts.nes {
+        let read_op = cx.s.bit(dec.cw, ctl::READ_OP);
+        let reads = cx.s.or(read_op, f_rmw_mem);
+        let c = cx.s.concat(&[exec, io, reads, waiting]);
+        let stall = cx.s.eq_const(c, 0b0111);
+        let ns = cx.s.not(stall);
+        (stall, cx.s.and(exec, ns))
+    } else {
+        (zero, exec)
+    }
+}
