@@ -15,7 +15,7 @@ fn main() -> Result<(), String> {
         return Err("usage: reference_frames ROM FRAMES OUT_DIR [EVERY] [INPUT_FILE]".into());
     }
     let bytes = std::fs::read(&args[0]).map_err(|e| format!("{}: {e}", args[0]))?;
-    let (cart, image) = host_nes::load_rom(&args[0], &bytes)?;
+    let (cart, image) = host_nes::load_rom(&args[0], &bytes).map_err(|e| e.to_string())?;
     let frames: u64 = args[1].parse().map_err(|e| format!("FRAMES: {e}"))?;
     let dir = std::path::PathBuf::from(&args[2]);
     let every = args.get(3).map(|s| s.parse::<u64>()).transpose().map_err(|e| format!("EVERY: {e}"))?.unwrap_or(1);
@@ -25,7 +25,7 @@ fn main() -> Result<(), String> {
     };
     let spec = OutputSpec { png_dir: Some(dir.clone()), gif: None, wav: Some(dir.join("audio.wav")), every, force: true };
     let mut rec = FileRecorder::new(spec).map_err(|e| e.to_string())?;
-    let nes = host_nes::run_reference(cart, &image, input, frames, &mut rec)?;
+    let nes = host_nes::run_reference(cart, &image, input, frames, &mut rec).map_err(|e| e.to_string())?;
     rec.finish().map_err(|e| e.to_string())?;
     for (n, h) in &rec.hashes {
         println!("frame {n}: {h:016x}");

@@ -26,7 +26,7 @@ fn main() -> Result<(), String> {
         Some(s) => s.parse().map_err(|_| format!("FRAMES: not a number: {s}"))?,
         None => 10,
     };
-    let (cart, image) = host_nes::load_rom(path, &rom)?;
+    let (cart, image) = host_nes::load_rom(path, &rom).map_err(|e| e.to_string())?;
     let m = host_nes::nes_machine();
     let mut r = Reference::new(m.describe().map_err(|e| e.to_string())?);
     image.load_image(&m.options()).load_into(&mut r);

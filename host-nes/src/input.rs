@@ -46,6 +46,17 @@ pub struct InputError {
     pub what: String,
 }
 
+/// A pad's buttons that do not parse (a field of an input file or a movie line).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ButtonsError {
+    /// Not FCEUX's eight-character `RLDUTSBA` form.
+    #[error("{0:?} is not 8 characters RLDUTSBA")]
+    NotFceux(String),
+    /// A name that is not a button's.
+    #[error("{0:?} is not a button (A, B, Select, Start, Up, Down, Left, Right)")]
+    NotAButton(String),
+}
+
 /// Button bits.
 pub mod button {
     pub const A: u8 = 0x01;
@@ -128,8 +139,8 @@ impl InputSchedule {
             if changes.last().is_some_and(|c| c.0 >= frame) {
                 return Err(err(format!("frame {frame} does not come after frame {}", changes.last().unwrap().0)));
             }
-            let p1 = parse_buttons(fields[1]).map_err(&err)?;
-            let p2 = fields.get(2).map(|f| parse_buttons(f)).transpose().map_err(&err)?.unwrap_or(0);
+            let p1 = parse_buttons(fields[1]).map_err(|e| err(e.to_string()))?;
+            let p2 = fields.get(2).map(|f| parse_buttons(f)).transpose().map_err(|e| err(e.to_string()))?.unwrap_or(0);
             changes.push((frame, p1, p2));
         }
         Ok(InputSchedule { changes })
@@ -149,8 +160,8 @@ impl InputSchedule {
                 return Err(err(format!("a frame line has `|commands|pad1|pad2|...`, got {line:?}")));
             }
             let pad = |f: &str| if f.is_empty() { Ok(0) } else { parse_fceux(f) };
-            let p1 = pad(fields[2]).map_err(&err)?;
-            let p2 = pad(fields[3]).map_err(&err)?;
+            let p1 = pad(fields[2]).map_err(|e| err(e.to_string()))?;
+            let p2 = pad(fields[3]).map_err(|e| err(e.to_string()))?;
             if changes.last().is_none_or(|c| (c.1, c.2) != (p1, p2)) {
                 changes.push((frame, p1, p2));
             }
@@ -161,15 +172,15 @@ impl InputSchedule {
 }
 
 /// FCEUX's `RLDUTSBA`: eight characters, `.` or space for a released button.
-fn parse_fceux(s: &str) -> Result<u8, String> {
+fn parse_fceux(s: &str) -> Result<u8, ButtonsError> {
     if s.chars().count() != 8 {
-        return Err(format!("{s:?} is not 8 characters RLDUTSBA"));
+        return Err(ButtonsError::NotFceux(s.to_string()));
     }
     Ok(s.chars().enumerate().fold(0u8, |acc, (i, c)| if c == '.' || c == ' ' { acc } else { acc | (0x80 >> i) }))
 }
 
 /// `-`, `A+Right`, or `RLDUTSBA`.
-fn parse_buttons(s: &str) -> Result<u8, String> {
+fn parse_buttons(s: &str) -> Result<u8, ButtonsError> {
     if s == "-" {
         return Ok(0);
     }
@@ -187,7 +198,7 @@ fn parse_buttons(s: &str) -> Result<u8, String> {
             "down" => button::DOWN,
             "left" => button::LEFT,
             "right" => button::RIGHT,
-            _ => return Err(format!("{name:?} is not a button (A, B, Select, Start, Up, Down, Left, Right)")),
+            _ => return Err(ButtonsError::NotAButton(name.to_string())),
         };
     }
     Ok(b)

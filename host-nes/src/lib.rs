@@ -34,6 +34,20 @@ pub use reference::ReferenceNes;
 use isa_6502::circuit::{PrgBanking, PrgRom};
 use isa_6502::front::{CpuState, MemoryMap, Mos6502Keys, Mos6502Machine, ProgramImage};
 
+/// Why the host cannot load a ROM, run the reference CPU or open its window.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NesError {
+    /// The ROM file `name` is not a cartridge the board runs.
+    #[error("{name}: {source}")]
+    Rom { name: String, source: CartridgeError },
+    /// The reference CPU faulted; the message is [`reference_frames`]'s (`after N instructions: ...`).
+    #[error("{0}")]
+    Fault(String),
+    /// No window could be opened (`--window`, no display); the window library's message.
+    #[error("--window: cannot open a window ({0}); is there a display (DISPLAY)?")]
+    Window(String),
+}
+
 /// The woven NES-map machine's keys (`configs/nes.toml`).
 pub fn nes_machine() -> Mos6502Machine {
     Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } }
@@ -61,8 +75,8 @@ pub fn nes_machine_for(cart: &Cartridge) -> Mos6502Machine {
 /// An iNES file as a cartridge for the board and the CPU's start image: the 32 KiB of PRG ROM its mapper shows
 /// at $8000-$FFFF at power-on, the state after reset with PC from the reset vector there. `name` names the file
 /// in errors.
-pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), String> {
-    let cart = Cartridge::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
+pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), NesError> {
+    let cart = Cartridge::parse(bytes).map_err(|source| NesError::Rom { name: name.to_string(), source })?;
     let view = cart.prg_view();
     let pc = u16::from_le_bytes([view[0x7FFC], view[0x7FFD]]);
     let bytes = view.iter().enumerate().map(|(i, &b)| (0x8000 + i as u16, b)).collect();
@@ -72,10 +86,10 @@ pub fn load_rom(name: &str, bytes: &[u8]) -> Result<(Cartridge, ProgramImage), S
 
 /// Run `rom` on the reference CPU for `frames` frames, handing frames and samples to `recorder`. Returns the
 /// instructions run. Stops early at an interpreter fault (an error naming it).
-pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule, frames: u64, recorder: &mut dyn Recorder) -> Result<ReferenceNes, String> {
+pub fn run_reference(cart: Cartridge, image: &ProgramImage, input: InputSchedule, frames: u64, recorder: &mut dyn Recorder) -> Result<ReferenceNes, NesError> {
     match run_reference_to_fault(cart, image, input, frames, recorder) {
         (nes, None) => Ok(nes),
-        (_, Some(fault)) => Err(fault),
+        (_, Some(fault)) => Err(NesError::Fault(fault)),
     }
 }
 

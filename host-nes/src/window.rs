@@ -2,6 +2,7 @@
 //! `minifb` (X11, loaded at run time). Keys: the arrows are the D-pad, X is A, Z is B, Right Shift (or Tab) is
 //! Select, Enter is Start; Escape or closing the window ends the run.
 
+use crate::NesError;
 use crate::board::Frame;
 use crate::input::{LiveButtons, button};
 use crate::network::Recorder;
@@ -32,10 +33,9 @@ pub struct WindowRecorder {
 impl WindowRecorder {
     /// Opens the window titled `title`; the keys go to `live` (give the same to [`crate::Board::set_live`]).
     /// Errors when no window can be opened (no display).
-    pub fn open(title: &str, live: LiveButtons) -> Result<Self, String> {
+    pub fn open(title: &str, live: LiveButtons) -> Result<Self, NesError> {
         let options = WindowOptions { scale: Scale::X2, ..WindowOptions::default() };
-        let window = Window::new(title, WIDTH, HEIGHT, options)
-            .map_err(|e| format!("--window: cannot open a window ({e}); is there a display (DISPLAY)?"))?;
+        let window = Window::new(title, WIDTH, HEIGHT, options).map_err(|e| NesError::Window(e.to_string()))?;
         Ok(WindowRecorder { window, buffer: vec![0; WIDTH * HEIGHT], live, closed: false })
     }
 

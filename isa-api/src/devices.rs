@@ -30,6 +30,35 @@ impl Frame {
     }
 }
 
+/// A malformed key schedule ([`KeySchedule::parse`]): the line (1-based) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct KeyScheduleError {
+    pub line: usize,
+    pub problem: KeyLineProblem,
+}
+
+/// What is wrong with one line of a key schedule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyLineProblem {
+    /// The line (comment stripped) does not start with a frame number.
+    #[error("{0:?} does not start with a frame number")]
+    NoFrame(String),
+    #[error("a frame without keys (use - for none)")]
+    NoKeys,
+    /// The line (comment stripped) has more than `FRAME KEYS`.
+    #[error("{0:?}: one FRAME KEYS pair per line")]
+    ExtraFields(String),
+    /// A key that is not a hex number.
+    #[error("{0:?} is not a key number (hex)")]
+    NotAKey(String),
+    #[error("key {key:X} is not on a keypad of {keys} keys")]
+    NoSuchKey { key: u32, keys: u32 },
+    /// The line's frame is not after the previous line's.
+    #[error("frame {0} is not after the previous line's")]
+    NotAfter(u64),
+}
+
 /// Keys pressed by frame: `(first frame, mask)` entries, frames ascending; a mask holds until the next entry.
 /// Text form (`loom run --input FILE`): one `FRAME KEYS` line per change, KEYS being key numbers in hex joined
 /// by `+` (`5`, `1+A`) or `-` for none; `#` starts a comment.
@@ -38,32 +67,32 @@ pub struct KeySchedule(pub Vec<(u64, u64)>);
 
 impl KeySchedule {
     /// Parse the text form; errors name the line and what is wrong.
-    pub fn parse(text: &str, keys: u32) -> Result<Self, String> {
+    pub fn parse(text: &str, keys: u32) -> Result<Self, KeyScheduleError> {
         let mut v: Vec<(u64, u64)> = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
                 continue;
             }
-            let err = |m: String| format!("line {}: {m}", n + 1);
+            let err = |problem| KeyScheduleError { line: n + 1, problem };
             let mut parts = line.split_whitespace();
-            let frame: u64 = parts.next().unwrap_or("").parse().map_err(|_| err(format!("{line:?} does not start with a frame number")))?;
-            let spec = parts.next().ok_or_else(|| err("a frame without keys (use - for none)".into()))?;
+            let frame: u64 = parts.next().unwrap_or("").parse().map_err(|_| err(KeyLineProblem::NoFrame(line.into())))?;
+            let spec = parts.next().ok_or_else(|| err(KeyLineProblem::NoKeys))?;
             if parts.next().is_some() {
-                return Err(err(format!("{line:?}: one FRAME KEYS pair per line")));
+                return Err(err(KeyLineProblem::ExtraFields(line.to_string())));
             }
             let mut mask = 0u64;
             if spec != "-" {
                 for k in spec.split('+') {
-                    let key = u32::from_str_radix(k, 16).map_err(|_| err(format!("{k:?} is not a key number (hex)")))?;
+                    let key = u32::from_str_radix(k, 16).map_err(|_| err(KeyLineProblem::NotAKey(k.to_string())))?;
                     if key >= keys {
-                        return Err(err(format!("key {key:X} is not on a keypad of {keys} keys")));
+                        return Err(err(KeyLineProblem::NoSuchKey { key, keys }));
                     }
                     mask |= 1 << key;
                 }
             }
             if v.last().is_some_and(|(f, _)| *f >= frame) {
-                return Err(err(format!("frame {frame} is not after the previous line's")));
+                return Err(err(KeyLineProblem::NotAfter(frame)));
             }
             v.push((frame, mask));
         }
@@ -318,10 +347,10 @@ mod tests {
     #[test]
     fn key_files_are_checked() {
         assert_eq!(KeySchedule::parse("0 F\n10 0+A\n", 16).unwrap().0, vec![(0, 1 << 15), (10, 1 | 1 << 10)]);
-        assert!(KeySchedule::parse("x 1\n", 16).unwrap_err().contains("line 1"));
-        assert!(KeySchedule::parse("0 G\n", 16).unwrap_err().contains("\"G\" is not a key number"));
-        assert!(KeySchedule::parse("0 5\n", 4).unwrap_err().contains("key 5 is not on a keypad of 4 keys"));
-        assert!(KeySchedule::parse("5 1\n5 2\n", 4).unwrap_err().contains("line 2: frame 5 is not after"));
-        assert!(KeySchedule::parse("5\n", 4).unwrap_err().contains("without keys"));
+        assert!(KeySchedule::parse("x 1\n", 16).unwrap_err().to_string().contains("line 1"));
+        assert!(KeySchedule::parse("0 G\n", 16).unwrap_err().to_string().contains("\"G\" is not a key number"));
+        assert!(KeySchedule::parse("0 5\n", 4).unwrap_err().to_string().contains("key 5 is not on a keypad of 4 keys"));
+        assert!(KeySchedule::parse("5 1\n5 2\n", 4).unwrap_err().to_string().contains("line 2: frame 5 is not after"));
+        assert!(KeySchedule::parse("5\n", 4).unwrap_err().to_string().contains("without keys"));
     }
 }

@@ -79,15 +79,16 @@ pub struct PluginTable {
 /// Signature of the exported entry point.
 pub type EntryFn = unsafe extern "C" fn() -> *const PluginTable;
 
-/// Plugin-side implementation of `describe`: runs `f` under `catch_unwind` and writes its bytes, its error
-/// message or the panic message into `*out`. Used by [`export_machine_plugin!`].
+/// Plugin-side implementation of `describe`: runs `f` under `catch_unwind` and writes its bytes, its error's
+/// message (the error's `Display`: the plugin's own error type, or a `String`) or the panic message into
+/// `*out`. Used by [`export_machine_plugin!`].
 ///
 /// # Safety
 /// `out` must be a valid pointer to writable `PluginBytes`.
-pub unsafe fn describe_with(out: *mut PluginBytes, f: fn() -> Result<Vec<u8>, String>) -> i32 {
+pub unsafe fn describe_with<E: std::fmt::Display>(out: *mut PluginBytes, f: fn() -> Result<Vec<u8>, E>) -> i32 {
     let (code, bytes) = match std::panic::catch_unwind(f) {
         Ok(Ok(b)) => (status::OK, b),
-        Ok(Err(msg)) => (status::ERROR, msg.into_bytes()),
+        Ok(Err(e)) => (status::ERROR, e.to_string().into_bytes()),
         Err(p) => {
             let msg = p
                 .downcast_ref::<&str>()
@@ -104,11 +105,11 @@ pub unsafe fn describe_with(out: *mut PluginBytes, f: fn() -> Result<Vec<u8>, St
     code
 }
 
-/// Export a machine plugin from a `cdylib` crate. `$describe` is a `fn() -> Result<Vec<u8>, String>`
-/// returning the serialized machine description.
+/// Export a machine plugin from a `cdylib` crate. `$describe` is a `fn() -> Result<Vec<u8>, E>` returning the
+/// serialized machine description, `E` any error type with `Display` (its message is what the host reports).
 ///
 /// ```text
-/// fn describe() -> Result<Vec<u8>, String> { Ok(serde_json::to_vec(&my_machine()).map_err(|e| e.to_string())?) }
+/// fn describe() -> Result<Vec<u8>, serde_json::Error> { serde_json::to_vec(&my_machine()) }
 /// isa_api::export_machine_plugin!(describe);
 /// ```
 #[macro_export]
@@ -187,17 +188,22 @@ pub fn load_plugin_bytes(path: &Path) -> Result<Vec<u8>, PluginError> {
 mod tests {
     use super::*;
 
-    fn ok() -> Result<Vec<u8>, String> {
+    /// A plugin's own error type.
+    #[derive(Debug, thiserror::Error)]
+    #[error("no such machine")]
+    struct NoMachine;
+
+    fn ok() -> Result<Vec<u8>, NoMachine> {
         Ok(b"{\"name\":\"x\"}".to_vec())
     }
-    fn err() -> Result<Vec<u8>, String> {
-        Err("no such machine".into())
+    fn err() -> Result<Vec<u8>, NoMachine> {
+        Err(NoMachine)
     }
-    fn boom() -> Result<Vec<u8>, String> {
+    fn boom() -> Result<Vec<u8>, NoMachine> {
         panic!("plugin bug")
     }
 
-    fn call(f: fn() -> Result<Vec<u8>, String>) -> (i32, Vec<u8>) {
+    fn call<E: std::fmt::Display>(f: fn() -> Result<Vec<u8>, E>) -> (i32, Vec<u8>) {
         let mut out = PluginBytes::empty();
         let code = unsafe { describe_with(&mut out, f) };
         let bytes = unsafe { std::slice::from_raw_parts(out.ptr, out.len) }.to_vec();

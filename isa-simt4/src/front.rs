@@ -111,7 +111,7 @@ impl Simt4Machine {
     /// beside it), a kernel `X.cu` with `X.toml` beside it, or the built-in demo.
     pub fn source_and_launch(program: &Program) -> Result<(String, String, LaunchSpec), FrontError> {
         if program.name == DEMO_NAME {
-            let spec = LaunchSpec::from_toml(DEMO_LAUNCH, Path::new(".")).map_err(FrontError::new)?;
+            let spec = LaunchSpec::from_toml(DEMO_LAUNCH, Path::new(".")).map_err(|e| FrontError::new(e.to_string()))?;
             return Ok((DEMO_NAME.into(), DEMO_KERNEL.into(), spec));
         }
         let path = PathBuf::from(&program.name);
@@ -132,7 +132,7 @@ impl Simt4Machine {
                 program.name
             )));
         }
-        let spec = LaunchSpec::from_file(&launch).map_err(FrontError::new)?;
+        let spec = LaunchSpec::from_file(&launch).map_err(|e| FrontError::new(e.to_string()))?;
         Ok((program.name.clone(), text(&program.bytes, &program.name)?, spec))
     }
 
@@ -305,7 +305,7 @@ pub struct LockstepCount {
 /// interpreter's, whole, after every step; the end (halt or the same fault) must agree.
 pub fn trace_lockstep(cfg: &Simt4Config, face: &MachineFace, proto: &Protocol, k: &KernelImage, generated: &[u32]) -> Result<TraceCheck, LockstepError> {
     let c = trace_lockstep_count(cfg, face, proto, k, generated)?;
-    let mut sim = Simt::new(*cfg, &k.words(), &k.global).map_err(LockstepError)?;
+    let mut sim = Simt::new(*cfg, &k.words(), &k.global).map_err(|e| LockstepError(e.to_string()))?;
     let stop = sim.run(c.steps + 1);
     let end = match stop {
         Some(Stop::Halt) => "halted".to_string(),
@@ -331,7 +331,7 @@ pub fn trace_lockstep_count(cfg: &Simt4Config, face: &MachineFace, proto: &Proto
     let lane_mems: Vec<u32> = (0..cfg.lanes).map(|l| need(face.memory(&format!("R{l}")), &format!("R{l}"))).collect::<Result<_, _>>()?;
     let (shared_m, global_m, wpc_m) = (need(face.memory("SHARED"), "SHARED")?, need(face.memory("GLOBAL"), "GLOBAL")?, need(face.memory("WPC"), "WPC")?);
     let fault_p = need(face.port("FAULT"), "FAULT")?;
-    let mut sim = Simt::new(*cfg, &k.words(), &k.global).map_err(err)?;
+    let mut sim = Simt::new(*cfg, &k.words(), &k.global).map_err(|e| err(e.to_string()))?;
     // The state the trace implies.
     let mut regs = sim.regs.clone();
     let mut shared = sim.shared.clone();

@@ -1,6 +1,7 @@
 //! The reference interpreter, written from the specification in [`crate::isa`] (never from the circuit). It
 //! checks the circuit and the woven network step by step; it never drives them.
 
+use crate::error::LoadError;
 use crate::isa::{COUNTER_REG, DIV_ITERATIONS, DIV_STEPS, Fault, FaultKind, Instr, Opcode, PROGRAM_WORDS, REGS, Simt4Config};
 
 /// How a step ended the run, if it did.
@@ -46,13 +47,13 @@ pub struct Simt {
 impl Simt {
     /// A machine of shape `cfg` with `program` at row 0 and `global` words from address 0; the rest zero.
     /// Errors: the program or the data does not fit.
-    pub fn new(cfg: Simt4Config, program: &[u64], global: &[u32]) -> Result<Simt, String> {
+    pub fn new(cfg: Simt4Config, program: &[u64], global: &[u32]) -> Result<Simt, LoadError> {
         cfg.validate()?;
         if program.len() > PROGRAM_WORDS as usize {
-            return Err(format!("the program has {} instructions; the machine holds {PROGRAM_WORDS}", program.len()));
+            return Err(LoadError::ProgramTooLong { len: program.len(), max: PROGRAM_WORDS });
         }
         if global.len() > cfg.global_words as usize {
-            return Err(format!("the arrays need {} words of global memory; the machine has {}", global.len(), cfg.global_words));
+            return Err(LoadError::GlobalTooSmall { need: global.len(), have: cfg.global_words });
         }
         let mut p = program.to_vec();
         p.resize(PROGRAM_WORDS as usize, 0);

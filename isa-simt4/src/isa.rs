@@ -92,6 +92,7 @@
 //!
 //! Faults halt the machine after one step that writes the fault word on the `FAULT` port ([`Fault::word`]).
 
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
 /// Registers per lane and warp.
@@ -379,16 +380,16 @@ impl Default for Simt4Config {
 
 impl Simt4Config {
     /// Check the ranges above; the error names the bad key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if ![4, 8, 16, 32].contains(&self.lanes) {
-            return Err(format!("lanes = {} (4, 8, 16 or 32)", self.lanes));
+            return Err(ConfigError::Lanes(self.lanes));
         }
         if !self.warps.is_power_of_two() || self.warps > 32 {
-            return Err(format!("warps = {} (a power of two, 1 to 32)", self.warps));
+            return Err(ConfigError::Warps(self.warps));
         }
-        for (k, v) in [("shared_words", self.shared_words), ("global_words", self.global_words)] {
-            if !v.is_power_of_two() || !(128..=65536).contains(&v) {
-                return Err(format!("{k} = {v} (a power of two, 128 to 65536)"));
+        for (key, value) in [("shared_words", self.shared_words), ("global_words", self.global_words)] {
+            if !value.is_power_of_two() || !(128..=65536).contains(&value) {
+                return Err(ConfigError::Words { key, value });
             }
         }
         Ok(())
@@ -428,8 +429,8 @@ mod tests {
     #[test]
     fn config_ranges() {
         assert!(Simt4Config::default().validate().is_ok());
-        assert!(Simt4Config { lanes: 6, ..Default::default() }.validate().unwrap_err().contains("lanes"));
-        assert!(Simt4Config { global_words: 100, ..Default::default() }.validate().unwrap_err().contains("global_words"));
+        assert!(Simt4Config { lanes: 6, ..Default::default() }.validate().unwrap_err().to_string().contains("lanes"));
+        assert!(Simt4Config { global_words: 100, ..Default::default() }.validate().unwrap_err().to_string().contains("global_words"));
         assert_eq!(Simt4Config::default().reg_addr_bits(), 8);
     }
 }

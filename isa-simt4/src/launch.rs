@@ -17,6 +17,7 @@
 //! On the command line the same: `--grid 3,1 --block 4 --arg size=4 --arg a=[0,1,2,3] --arg 'out=zeros(4)'
 //! --arg x=@x.json`.
 
+use crate::error::LaunchError;
 use crate::isa::Instr;
 use std::path::{Path, PathBuf};
 
@@ -59,12 +60,13 @@ impl LaunchOverrides {
 
     /// Apply to `spec` (`@file.json` arguments relative to `dir`). Errors name the flag (`--grid ...`) or the
     /// argument.
-    pub fn apply(&self, spec: &mut LaunchSpec, dir: &Path) -> Result<(), String> {
+    pub fn apply(&self, spec: &mut LaunchSpec, dir: &Path) -> Result<(), LaunchError> {
+        let flag = |flag, e| LaunchError::Flag { flag, source: Box::new(e) };
         if let Some(g) = &self.grid {
-            spec.grid = LaunchSpec::parse_dims(g).map_err(|e| format!("--grid {e}"))?;
+            spec.grid = LaunchSpec::parse_dims(g).map_err(|e| flag("--grid", e))?;
         }
         if let Some(b) = &self.block {
-            spec.block = LaunchSpec::parse_dims(b).map_err(|e| format!("--block {e}"))?;
+            spec.block = LaunchSpec::parse_dims(b).map_err(|e| flag("--block", e))?;
         }
         for s in &self.args {
             let (name, v) = LaunchSpec::parse_arg(s, dir)?;
@@ -81,7 +83,7 @@ impl LaunchOverrides {
 /// `X.toml` beside the kernel, or `given` itself), then `overrides` over it. Returns the program the machine
 /// loads: a launch file named beside the kernel, whose `kernel` is the kernel's file name. Errors: no such
 /// kernel, no launch at all, a bad launch file or override.
-pub fn launch_program(given: &Path, launch: Option<&Path>, overrides: &LaunchOverrides) -> Result<isa_api::front::Program, String> {
+pub fn launch_program(given: &Path, launch: Option<&Path>, overrides: &LaunchOverrides) -> Result<isa_api::front::Program, LaunchError> {
     let is_launch = given.extension().is_some_and(|e| e == "toml");
     let (kernel, base) = if is_launch {
         let spec = LaunchSpec::from_file(given)?;
@@ -93,14 +95,14 @@ pub fn launch_program(given: &Path, launch: Option<&Path>, overrides: &LaunchOve
         (given.to_path_buf(), file.map(|f| LaunchSpec::from_file(&f)).transpose()?)
     };
     if !kernel.is_file() {
-        return Err(format!("{}: no such kernel file", kernel.display()));
+        return Err(LaunchError::NoKernel(kernel));
     }
     if base.is_none() && overrides.is_empty() {
-        return Err(format!("{}: no launch: give --grid, --block and --arg NAME=VALUE per parameter, --launch FILE, or write {} beside it", kernel.display(), kernel.with_extension("toml").display()));
+        return Err(LaunchError::NoLaunch(kernel));
     }
     let mut spec = base.unwrap_or_default();
     overrides.apply(&mut spec, Path::new("."))?;
-    let file_name = kernel.file_name().ok_or("the kernel path names no file")?;
+    let file_name = kernel.file_name().ok_or(LaunchError::KernelNoFileName)?;
     spec.kernel = Some(PathBuf::from(file_name));
     let name = kernel.with_file_name(format!("{}.launch.toml", file_name.to_string_lossy()));
     Ok(isa_api::front::Program { name: name.display().to_string(), bytes: spec.to_toml().into_bytes(), expected_console: None })
@@ -119,29 +121,29 @@ impl LaunchSpec {
     }
 
     /// Read a launch file. Errors name the file and the key.
-    pub fn from_file(path: &Path) -> Result<LaunchSpec, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn from_file(path: &Path) -> Result<LaunchSpec, LaunchError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LaunchError::Read { path: path.into(), source })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        Self::from_toml(&text, dir).map_err(|e| format!("{}: {e}", path.display()))
+        Self::from_toml(&text, dir).map_err(|e| e.in_file(path))
     }
 
     /// Parse a launch file's text; `@file` arguments and `kernel` are relative to `dir`.
-    pub fn from_toml(text: &str, dir: &Path) -> Result<LaunchSpec, String> {
-        let t: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
+    pub fn from_toml(text: &str, dir: &Path) -> Result<LaunchSpec, LaunchError> {
+        let t: toml::Table = text.parse().map_err(|e: toml::de::Error| LaunchError::Toml(e.message().to_string()))?;
         let mut spec = LaunchSpec::default();
         for (k, v) in &t {
             match k.as_str() {
-                "kernel" => spec.kernel = Some(dir.join(v.as_str().ok_or("kernel: a file name expected")?)),
-                "grid" => spec.grid = dims(v).map_err(|e| format!("grid: {e}"))?,
-                "block" => spec.block = dims(v).map_err(|e| format!("block: {e}"))?,
+                "kernel" => spec.kernel = Some(dir.join(v.as_str().ok_or(LaunchError::KernelNotText)?)),
+                "grid" => spec.grid = dims(v).map_err(|e| e.at_key("grid"))?,
+                "block" => spec.block = dims(v).map_err(|e| e.at_key("block"))?,
                 "args" => {
-                    let a = v.as_table().ok_or("args: a table expected")?;
+                    let a = v.as_table().ok_or(LaunchError::ArgsNotTable)?;
                     for (name, v) in a {
-                        let val = toml_arg(v, dir).map_err(|e| format!("args.{name}: {e}"))?;
+                        let val = toml_arg(v, dir).map_err(|e| e.at_key(format!("args.{name}")))?;
                         spec.args.push((name.clone(), val));
                     }
                 }
-                other => return Err(format!("unknown key {other:?} (kernel, grid, block, args)")),
+                other => return Err(LaunchError::UnknownKey(other.to_string())),
             }
         }
         Ok(spec)
@@ -171,59 +173,59 @@ impl LaunchSpec {
     }
 
     /// Parse `X` or `X,Y` (a `--grid`/`--block` value).
-    pub fn parse_dims(s: &str) -> Result<[u32; 2], String> {
+    pub fn parse_dims(s: &str) -> Result<[u32; 2], LaunchError> {
         let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-        let num = |p: &str| p.parse::<u32>().map_err(|_| format!("{s:?}: X or X,Y with positive whole numbers expected"));
+        let num = |p: &str| p.parse::<u32>().map_err(|_| LaunchError::DimsNotNumbers(s.to_string()));
         let d = match parts.as_slice() {
             [x] => [num(x)?, 1],
             [x, y] => [num(x)?, num(y)?],
-            _ => return Err(format!("{s:?}: X or X,Y expected")),
+            _ => return Err(LaunchError::DimsShape(s.to_string())),
         };
         if d.contains(&0) {
-            return Err(format!("{s:?}: sizes must be at least 1"));
+            return Err(LaunchError::DimsZero(s.to_string()));
         }
         Ok(d)
     }
 
     /// Parse one `--arg NAME=VALUE` (`VALUE`: a number, `[..]` JSON, `zeros(N[,M])`, `@file.json`).
-    pub fn parse_arg(s: &str, dir: &Path) -> Result<(String, ArgValue), String> {
-        let (name, value) = s.split_once('=').ok_or_else(|| format!("--arg {s:?}: NAME=VALUE expected"))?;
+    pub fn parse_arg(s: &str, dir: &Path) -> Result<(String, ArgValue), LaunchError> {
+        let (name, value) = s.split_once('=').ok_or_else(|| LaunchError::ArgNoValue(s.to_string()))?;
         let name = name.trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("--arg {s:?}: {name:?} is not a parameter name"));
+            return Err(LaunchError::ArgName { text: s.to_string(), name: name.to_string() });
         }
-        let v = text_arg(value.trim(), dir).map_err(|e| format!("--arg {name}: {e}"))?;
+        let v = text_arg(value.trim(), dir).map_err(|e| LaunchError::Arg { name: name.into(), source: Box::new(e) })?;
         Ok((name.to_string(), v))
     }
 }
 
-fn dims(v: &toml::Value) -> Result<[u32; 2], String> {
+fn dims(v: &toml::Value) -> Result<[u32; 2], LaunchError> {
     let one = |v: &toml::Value| match v.as_integer() {
         Some(n) if (1..=65535).contains(&n) => Ok(n as u32),
-        _ => Err(format!("{v} is not a size from 1 to 65535")),
+        _ => Err(LaunchError::NotASize(v.to_string())),
     };
     match v {
         toml::Value::Integer(_) => Ok([one(v)?, 1]),
         toml::Value::Array(a) if a.len() == 1 => Ok([one(&a[0])?, 1]),
         toml::Value::Array(a) if a.len() == 2 => Ok([one(&a[0])?, one(&a[1])?]),
-        _ => Err("a number or [x, y] expected".into()),
+        _ => Err(LaunchError::DimsExpected),
     }
 }
 
-fn toml_arg(v: &toml::Value, dir: &Path) -> Result<ArgValue, String> {
+fn toml_arg(v: &toml::Value, dir: &Path) -> Result<ArgValue, LaunchError> {
     match v {
         toml::Value::Integer(n) => Ok(ArgValue::Scalar(*n)),
         toml::Value::Boolean(b) => Ok(ArgValue::Scalar(i64::from(*b))),
         toml::Value::String(s) => text_arg(s, dir),
         toml::Value::Array(_) => {
-            let j: serde_json::Value = serde_json::to_value(v).map_err(|e| e.to_string())?;
+            let j: serde_json::Value = serde_json::to_value(v).map_err(LaunchError::TomlArray)?;
             json_array(&j)
         }
-        other => Err(format!("{other} is not a number, an array, \"zeros(N)\" or \"@file.json\"")),
+        other => Err(LaunchError::TomlArg(other.to_string())),
     }
 }
 
-fn text_arg(s: &str, dir: &Path) -> Result<ArgValue, String> {
+fn text_arg(s: &str, dir: &Path) -> Result<ArgValue, LaunchError> {
     if let Ok(n) = s.parse::<i64>() {
         return Ok(ArgValue::Scalar(n));
     }
@@ -238,34 +240,36 @@ fn text_arg(s: &str, dir: &Path) -> Result<ArgValue, String> {
             .map(|p| p.trim().parse::<usize>().ok().filter(|n| *n > 0))
             .collect::<Option<_>>()
             .filter(|v: &Vec<usize>| (1..=2).contains(&v.len()))
-            .ok_or_else(|| format!("{s:?}: zeros(N) or zeros(ROWS,COLS) expected"))?;
+            .ok_or_else(|| LaunchError::Zeros(s.to_string()))?;
         return Ok(ArgValue::Array { data: vec![0; shape.iter().product()], shape });
     }
     if let Some(f) = s.strip_prefix('@') {
         let p = dir.join(f);
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
-        return json_array(&j).map_err(|e| format!("{}: {e}", p.display()));
+        let text = std::fs::read_to_string(&p).map_err(|source| LaunchError::Read { path: p.clone(), source })?;
+        let j: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| LaunchError::JsonFile { path: p.clone(), source })?;
+        return json_array(&j).map_err(|e| e.in_file(&p));
     }
     if s.starts_with('[') {
-        let j: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("{s:?}: {e}"))?;
+        let j: serde_json::Value =
+            serde_json::from_str(s).map_err(|source| LaunchError::JsonText { text: s.into(), source })?;
         return json_array(&j);
     }
-    Err(format!("{s:?} is not a number, a JSON array, zeros(N) or @file.json"))
+    Err(LaunchError::ArgValue(s.to_string()))
 }
 
 /// A JSON array of integers (or of equal-length arrays of integers: 2-D).
-pub fn json_array(j: &serde_json::Value) -> Result<ArgValue, String> {
-    let int = |v: &serde_json::Value| v.as_i64().filter(|n| (-(1i64 << 31)..(1i64 << 32)).contains(n)).ok_or_else(|| format!("{v} is not a 32-bit integer"));
-    let a = j.as_array().ok_or("an array expected")?;
+pub fn json_array(j: &serde_json::Value) -> Result<ArgValue, LaunchError> {
+    let int = |v: &serde_json::Value| v.as_i64().filter(|n| (-(1i64 << 31)..(1i64 << 32)).contains(n)).ok_or_else(|| LaunchError::NotInt32(v.to_string()));
+    let a = j.as_array().ok_or(LaunchError::NotArray)?;
     if a.is_empty() {
-        return Err("an empty array".into());
+        return Err(LaunchError::EmptyArray);
     }
     if a[0].is_array() {
-        let rows: Vec<&Vec<serde_json::Value>> = a.iter().map(|r| r.as_array().ok_or("rows of a 2-D array must all be arrays")).collect::<Result<_, _>>()?;
+        let rows: Vec<&Vec<serde_json::Value>> = a.iter().map(|r| r.as_array().ok_or(LaunchError::RowNotArray)).collect::<Result<_, _>>()?;
         let cols = rows[0].len();
         if cols == 0 || rows.iter().any(|r| r.len() != cols) {
-            return Err("the rows of a 2-D array must have one non-zero length".into());
+            return Err(LaunchError::RaggedRows);
         }
         let data = rows.iter().flat_map(|r| r.iter()).map(int).collect::<Result<_, _>>()?;
         return Ok(ArgValue::Array { data, shape: vec![rows.len(), cols] });
@@ -350,7 +354,7 @@ mod tests {
         assert_eq!(spec.arg("k"), Some(&ArgValue::Scalar(7)));
         assert!(matches!(spec.arg("out"), Some(ArgValue::Array { .. })));
         let bad = LaunchOverrides { grid: Some("x".into()), ..Default::default() };
-        assert!(bad.apply(&mut spec, Path::new(".")).unwrap_err().starts_with("--grid"));
+        assert!(bad.apply(&mut spec, Path::new(".")).unwrap_err().to_string().starts_with("--grid"));
     }
 
     #[test]
@@ -370,12 +374,12 @@ mod tests {
 
     #[test]
     fn bad_launches_are_named() {
-        assert!(LaunchSpec::from_toml("grid = 0", Path::new(".")).unwrap_err().contains("grid"));
-        assert!(LaunchSpec::from_toml("blocks = 1", Path::new(".")).unwrap_err().contains("unknown key \"blocks\""));
-        assert!(LaunchSpec::from_toml("[args]\nx = [[1], [2, 3]]", Path::new(".")).unwrap_err().contains("args.x"));
-        assert!(LaunchSpec::parse_arg("x", Path::new(".")).unwrap_err().contains("NAME=VALUE"));
-        assert!(LaunchSpec::parse_arg("x=zeros(0)", Path::new(".")).unwrap_err().contains("zeros"));
-        assert!(LaunchSpec::parse_arg("x=@/nonexistent.json", Path::new(".")).unwrap_err().contains("nonexistent"));
+        assert!(LaunchSpec::from_toml("grid = 0", Path::new(".")).unwrap_err().to_string().contains("grid"));
+        assert!(LaunchSpec::from_toml("blocks = 1", Path::new(".")).unwrap_err().to_string().contains("unknown key \"blocks\""));
+        assert!(LaunchSpec::from_toml("[args]\nx = [[1], [2, 3]]", Path::new(".")).unwrap_err().to_string().contains("args.x"));
+        assert!(LaunchSpec::parse_arg("x", Path::new(".")).unwrap_err().to_string().contains("NAME=VALUE"));
+        assert!(LaunchSpec::parse_arg("x=zeros(0)", Path::new(".")).unwrap_err().to_string().contains("zeros"));
+        assert!(LaunchSpec::parse_arg("x=@/nonexistent.json", Path::new(".")).unwrap_err().to_string().contains("nonexistent"));
         assert!(LaunchSpec::parse_dims("2,x").is_err());
     }
 }

@@ -27,6 +27,8 @@
 //! depend on CUDA's `unsigned` `threadIdx` (it copies it to an `int` first or compares it with non-negative
 //! values only).
 
+use crate::error::OpenclError;
+
 /// Identifiers a CUDA kernel may use for its own names (variables, functions, the kernel) that are keywords,
 /// types or built-in functions in OpenCL C: translated with `_cu` appended.
 pub const RENAMED: &[&str] = &[
@@ -116,9 +118,9 @@ pub const RENAMED: &[&str] = &[
 /// Translate a kernel of the CUDA subset to OpenCL C. Errors: no `__global__` kernel, a built-in index without
 /// `.x`/`.y`/`.z`, a call of `__umulhi`/`__mulhi`/`abs`/`__syncthreads` with the wrong arguments, unbalanced
 /// parentheses.
-pub fn to_opencl(cuda: &str) -> Result<String, String> {
+pub fn to_opencl(cuda: &str) -> Result<String, OpenclError> {
     if !has_word(cuda, "__global__") {
-        return Err("no __global__ kernel in the source".into());
+        return Err(OpenclError::NoKernel);
     }
     translate(cuda, 1)
 }
@@ -186,7 +188,7 @@ fn skip_literal(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The position of the `)` matching the `(` at `open`.
-fn matching_paren(src: &str, open: usize, line0: usize) -> Result<usize, String> {
+fn matching_paren(src: &str, open: usize, line0: usize) -> Result<usize, OpenclError> {
     let b = src.as_bytes();
     let mut depth = 0usize;
     let mut i = open;
@@ -207,7 +209,7 @@ fn matching_paren(src: &str, open: usize, line0: usize) -> Result<usize, String>
         }
         i += 1;
     }
-    Err(format!("line {}: unbalanced parentheses", line_at(src, open, line0)))
+    Err(OpenclError::Unbalanced { line: line_at(src, open, line0) })
 }
 
 /// Split `s` at its top-level commas (outside parentheses, brackets, comments and literals).
@@ -274,7 +276,7 @@ fn param(p: &str, kernel: bool) -> String {
 }
 
 /// Translate `src` (whose first line is line `line0` of the kernel, for errors).
-fn translate(src: &str, line0: usize) -> Result<String, String> {
+fn translate(src: &str, line0: usize) -> Result<String, OpenclError> {
     let b = src.as_bytes();
     let mut out = String::with_capacity(src.len() + src.len() / 4);
     // After `__global__` (true) or `__device__` (false): the next parenthesis opens a parameter list.
@@ -354,7 +356,8 @@ fn translate(src: &str, line0: usize) -> Result<String, String> {
                 } else {
                     None
                 };
-                let dim = dim.ok_or_else(|| format!("line {}: {word} without .x, .y or .z", line_at(src, st, line0)))?;
+                let line = line_at(src, st, line0);
+                let dim = dim.ok_or_else(|| OpenclError::NoDimension { line, builtin: word.into() })?;
                 out.push_str(&format!("((int){f}({dim}))"));
                 i = k + 1;
             }
@@ -362,7 +365,7 @@ fn translate(src: &str, line0: usize) -> Result<String, String> {
                 let j = skip_ws(b, i);
                 let k = if j < b.len() && b[j] == b'(' { skip_ws(b, j + 1) } else { b.len() };
                 if k >= b.len() || b[k] != b')' {
-                    return Err(format!("line {}: __syncthreads() takes no arguments", line_at(src, st, line0)));
+                    return Err(OpenclError::SyncthreadsArguments { line: line_at(src, st, line0) });
                 }
                 out.push_str("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
                 i = k + 1;
@@ -379,7 +382,7 @@ fn translate(src: &str, line0: usize) -> Result<String, String> {
                 let args: Vec<String> = split_top(&src[j + 1..close]).into_iter().map(|a| translate(a, line_at(src, j, line0))).collect::<Result<_, _>>()?;
                 let want = if word == "abs" { 1 } else { 2 };
                 if args.len() != want || args.iter().any(|a| a.trim().is_empty()) {
-                    return Err(format!("line {}: {word} takes {want} argument{}", line_at(src, st, line0), if want == 1 { "" } else { "s" }));
+                    return Err(OpenclError::Arguments { line: line_at(src, st, line0), function: word.to_string(), want });
                 }
                 match word {
                     "__umulhi" => out.push_str(&format!("mul_hi((uint)({}),(uint)({}))", args[0], args[1])),
@@ -462,10 +465,10 @@ mod tests {
 
     #[test]
     fn errors_are_named() {
-        assert!(to_opencl("void k(int *a) {}").unwrap_err().contains("no __global__"));
-        assert!(to_opencl("__global__ void k(int *a) { a[0] = threadIdx; }").unwrap_err().contains("line 1: threadIdx without .x"));
-        assert!(to_opencl("__global__ void k(int *a) {\n a[0] = __umulhi(a[1]); }").unwrap_err().contains("line 2: __umulhi takes 2 arguments"));
-        assert!(to_opencl("__global__ void k(int *a) {\n\n __syncthreads(1); }").unwrap_err().contains("line 3"));
-        assert!(to_opencl("__global__ void k(int *a) { a[0] = abs(a[1]; }").unwrap_err().contains("unbalanced"));
+        assert!(to_opencl("void k(int *a) {}").unwrap_err().to_string().contains("no __global__"));
+        assert!(to_opencl("__global__ void k(int *a) { a[0] = threadIdx; }").unwrap_err().to_string().contains("line 1: threadIdx without .x"));
+        assert!(to_opencl("__global__ void k(int *a) {\n a[0] = __umulhi(a[1]); }").unwrap_err().to_string().contains("line 2: __umulhi takes 2 arguments"));
+        assert!(to_opencl("__global__ void k(int *a) {\n\n __syncthreads(1); }").unwrap_err().to_string().contains("line 3"));
+        assert!(to_opencl("__global__ void k(int *a) { a[0] = abs(a[1]; }").unwrap_err().to_string().contains("unbalanced"));
     }
 }

@@ -1,6 +1,7 @@
 //! The machine manifest published with a woven model (`machine.json`): the trace protocol (every token's
 //! meaning), the machine's names and widths, and the report. A host needs nothing else to run the model.
 
+use crate::error::WeaveError;
 use crate::report::Report;
 use isa_api::{MachineDesc, MachineFace, Protocol};
 use serde::{Deserialize, Serialize};
@@ -30,10 +31,10 @@ impl Manifest {
     }
 
     /// Parse and check format and version.
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        let m: Manifest = serde_json::from_str(text).map_err(|e| format!("malformed machine manifest: {e}"))?;
+    pub fn from_json(text: &str) -> Result<Self, WeaveError> {
+        let m: Manifest = serde_json::from_str(text).map_err(|e| WeaveError::ManifestMalformed(e.to_string()))?;
         if m.format != MANIFEST_FORMAT || m.version != MANIFEST_VERSION {
-            return Err(format!("manifest format {:?} version {} (expected {MANIFEST_FORMAT:?} version {MANIFEST_VERSION})", m.format, m.version));
+            return Err(WeaveError::ManifestVersion { format: m.format, version: m.version });
         }
         Ok(m)
     }

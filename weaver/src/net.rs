@@ -232,7 +232,7 @@ impl Netlist {
 
     /// Evaluate every gate given the values of all non-gate nodes (`inputs(node) -> bit`); returns one bit
     /// per node. Used by tests to check lowering independently of weights; errors if a gate is not 0/1.
-    pub fn eval(&self, inputs: &dyn Fn(u32, Source) -> bool) -> Result<Vec<bool>, String> {
+    pub fn eval(&self, inputs: &dyn Fn(u32, Source) -> bool) -> Result<Vec<bool>, WeaveError> {
         let mut v = vec![false; self.nodes.len()];
         for (i, s) in self.nodes.iter().enumerate() {
             v[i] = match s {
@@ -247,7 +247,7 @@ impl Netlist {
                         }
                     }
                     if y != 0 && y != 1 {
-                        return Err(format!("gate {} evaluates to {y}", self.names[i]));
+                        return Err(WeaveError::GateNotBinary { name: self.names[i].clone(), value: y });
                     }
                     y == 1
                 }

@@ -66,7 +66,7 @@ pub fn run_interp(src: &str, file: &str, spec: &LaunchSpec, lanes: u32) -> Resul
         Ok(i) => i,
         Err(e) => return Err(InterpError::Compile(e.to_string())),
     };
-    let mut m = Simt::new(cfg, &image.words(), &image.global).map_err(InterpError::Run)?;
+    let mut m = Simt::new(cfg, &image.words(), &image.global).map_err(|e| InterpError::Run(e.to_string()))?;
     match m.run(MAX_STEPS) {
         Some(Stop::Halt) => {}
         Some(Stop::Fault(f)) => return Err(InterpError::Run(format!("{file} ({lanes} lanes): fault {f:?}"))),

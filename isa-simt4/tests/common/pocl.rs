@@ -77,7 +77,7 @@ impl Pocl {
     /// and read back every array, as `{"name": [..]}` (2-D arrays nested as in the launch; `uint` arrays as
     /// unsigned numbers, `int` arrays as signed), like `KernelImage::arrays_json`.
     pub fn run(&self, cuda: &str, spec: &LaunchSpec) -> Result<Value, String> {
-        let cl = isa_simt4::opencl::to_opencl(cuda)?;
+        let cl = isa_simt4::opencl::to_opencl(cuda).map_err(|e| e.to_string())?;
         let (name, params) = kernel_signature(&cl)?;
         let program = Program::create_and_build_from_source(&self.context, &cl, "")
             .map_err(|log| format!("the OpenCL build failed:\n{log}\n--- the translation ---\n{cl}"))?;
