@@ -156,6 +156,28 @@ pub enum ConfigError {
     Io { path: String, err: std::io::Error },
     #[error("{path}: malformed Qwen3.5 config: {msg}")]
     Malformed { path: String, msg: String },
+    /// The config parsed but its shapes are inconsistent; `err` is shown, not chained (as for `Io`).
+    #[error("{path}: malformed Qwen3.5 config: {err}")]
+    Invalid { path: String, err: InvalidConfig },
+}
+
+/// An inconsistent config ([`Qwen35Config::validate`]): each variant names the offending field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidConfig {
+    #[error("{field} must be positive")]
+    NotPositive { field: &'static str },
+    #[error("layer_types has {entries} entries but num_hidden_layers is {layers}")]
+    LayerTypes { entries: usize, layers: usize },
+    #[error("num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads})")]
+    KeyValueHeads { heads: usize, kv_heads: usize },
+    #[error("linear_num_value_heads ({value_heads}) must be a multiple of linear_num_key_heads ({key_heads})")]
+    LinearHeads { value_heads: usize, key_heads: usize },
+    #[error("rotary dim {dim} (head_dim * partial_rotary_factor) must be even and <= head_dim ({head_dim})")]
+    RotaryDim { dim: usize, head_dim: usize },
+    #[error("hidden_act {act:?} is not supported (Qwen3.5 uses silu)")]
+    HiddenAct { act: String },
+    #[error("rope_type {rope_type:?} is not supported (only \"default\")")]
+    RopeType { rope_type: String },
 }
 
 impl Default for Qwen35Config {
@@ -181,7 +203,7 @@ impl Qwen35Config {
         }
         let cfg: Qwen35Config = serde_json::from_value(text_part).map_err(|e| bad(e.to_string()))?;
         let cfg = cfg.normalized();
-        cfg.validate().map_err(bad)?;
+        cfg.validate().map_err(|err| ConfigError::Invalid { path: origin.to_string(), err })?;
         Ok(cfg)
     }
 
@@ -203,7 +225,7 @@ impl Qwen35Config {
     }
 
     /// Check the shapes are consistent; the message names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
         let nz = [
             ("vocab_size", self.vocab_size),
             ("hidden_size", self.hidden_size),
@@ -218,32 +240,30 @@ impl Qwen35Config {
             ("linear_num_key_heads", self.linear_num_key_heads),
             ("linear_num_value_heads", self.linear_num_value_heads),
         ];
-        for (name, v) in nz {
+        for (field, v) in nz {
             if v == 0 {
-                return Err(format!("{name} must be positive"));
+                return Err(InvalidConfig::NotPositive { field });
             }
         }
         if self.layer_types.len() != self.num_hidden_layers {
-            return Err(format!(
-                "layer_types has {} entries but num_hidden_layers is {}",
-                self.layer_types.len(),
-                self.num_hidden_layers
-            ));
+            return Err(InvalidConfig::LayerTypes { entries: self.layer_types.len(), layers: self.num_hidden_layers });
         }
         if self.num_attention_heads % self.num_key_value_heads != 0 {
-            return Err("num_attention_heads must be a multiple of num_key_value_heads".into());
+            let (heads, kv_heads) = (self.num_attention_heads, self.num_key_value_heads);
+            return Err(InvalidConfig::KeyValueHeads { heads, kv_heads });
         }
         if self.linear_num_value_heads % self.linear_num_key_heads != 0 {
-            return Err("linear_num_value_heads must be a multiple of linear_num_key_heads".into());
+            let (value_heads, key_heads) = (self.linear_num_value_heads, self.linear_num_key_heads);
+            return Err(InvalidConfig::LinearHeads { value_heads, key_heads });
         }
         if self.rotary_dim() % 2 != 0 || self.rotary_dim() > self.head_dim {
-            return Err(format!("rotary dim {} (head_dim * partial_rotary_factor) must be even and <= head_dim", self.rotary_dim()));
+            return Err(InvalidConfig::RotaryDim { dim: self.rotary_dim(), head_dim: self.head_dim });
         }
         if self.hidden_act != "silu" {
-            return Err(format!("hidden_act {:?} is not supported (Qwen3.5 uses silu)", self.hidden_act));
+            return Err(InvalidConfig::HiddenAct { act: self.hidden_act.clone() });
         }
         if self.rope_parameters.rope_type != "default" {
-            return Err(format!("rope_type {:?} is not supported (only \"default\")", self.rope_parameters.rope_type));
+            return Err(InvalidConfig::RopeType { rope_type: self.rope_parameters.rope_type.clone() });
         }
         Ok(())
     }

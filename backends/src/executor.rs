@@ -19,12 +19,20 @@ use std::path::Path;
 pub enum ExecError {
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
-    /// Building the executor failed (a missing or misshapen tensor, an unavailable backend).
+    /// Building a dense executor failed (a missing or misshapen tensor, an unavailable backend), or the directory
+    /// is not a grafted checkpoint.
     #[error("building the {kind} executor: {msg}")]
     Build { kind: &'static str, msg: String },
-    /// Running a token failed (a token outside the vocabulary).
+    /// Building a CPU executor (sparse, incremental, jit) failed: an inconsistent config, a missing or
+    /// misshapen tensor, cranelift.
+    #[error("building the {kind} executor: {err}")]
+    BuildCpu { kind: &'static str, err: crate::error::CpuError },
+    /// Running a token failed (an empty prompt, a dense backend's error).
     #[error("{0}")]
     Run(String),
+    /// A CPU executor refused a token (one outside the vocabulary).
+    #[error(transparent)]
+    Cpu(#[from] crate::error::CpuError),
     #[error("unknown executor {0:?}: expected sparse, incremental, jit, ndarray, flex or wgpu")]
     Unknown(String),
 }
@@ -179,15 +187,15 @@ pub trait Executor {
 pub fn build(kind: ExecutorKind, config: &Qwen35Config, weights: &WeightMap) -> Result<Box<dyn Executor>, ExecError> {
     match kind {
         ExecutorKind::Sparse => {
-            let m = crate::sparse::SparseModel::new(config, weights).map_err(|msg| ExecError::Build { kind: "sparse", msg })?;
+            let m = crate::sparse::SparseModel::new(config, weights).map_err(|err| ExecError::BuildCpu { kind: "sparse", err })?;
             Ok(Box::new(m))
         }
         ExecutorKind::Incremental => {
-            let m = crate::incremental::IncrementalModel::new(config, weights).map_err(|msg| ExecError::Build { kind: "incremental", msg })?;
+            let m = crate::incremental::IncrementalModel::new(config, weights).map_err(|err| ExecError::BuildCpu { kind: "incremental", err })?;
             Ok(Box::new(m))
         }
         ExecutorKind::Jit => {
-            let m = crate::sparse::SparseModel::compiled(config, weights).map_err(|msg| ExecError::Build { kind: "jit", msg })?;
+            let m = crate::sparse::SparseModel::compiled(config, weights).map_err(|err| ExecError::BuildCpu { kind: "jit", err })?;
             Ok(Box::new(m))
         }
         dense => dense_executor(dense, &crate::checkpoint::InMemory { config, weights }),
@@ -253,10 +261,10 @@ struct SparseSession<'m> {
 
 impl Session for SparseSession<'_> {
     fn step(&mut self, token: u32) -> Result<Vec<f32>, ExecError> {
-        self.model.step(&mut self.state, token).map_err(ExecError::Run)
+        self.model.step(&mut self.state, token).map_err(ExecError::Cpu)
     }
     fn step_argmax(&mut self, token: u32) -> Result<u32, ExecError> {
-        self.model.step_argmax(&mut self.state, token).map_err(ExecError::Run)
+        self.model.step_argmax(&mut self.state, token).map_err(ExecError::Cpu)
     }
     fn position(&self) -> usize {
         self.state.position
@@ -290,10 +298,10 @@ struct IncrementalSession<'m> {
 
 impl Session for IncrementalSession<'_> {
     fn step(&mut self, token: u32) -> Result<Vec<f32>, ExecError> {
-        self.model.step(&mut self.state, token).map(<[f32]>::to_vec).map_err(ExecError::Run)
+        self.model.step(&mut self.state, token).map(<[f32]>::to_vec).map_err(ExecError::Cpu)
     }
     fn step_argmax(&mut self, token: u32) -> Result<u32, ExecError> {
-        self.model.step_argmax(&mut self.state, token).map_err(ExecError::Run)
+        self.model.step_argmax(&mut self.state, token).map_err(ExecError::Cpu)
     }
     fn position(&self) -> usize {
         self.state.position

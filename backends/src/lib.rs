@@ -4,12 +4,14 @@
 //! - [`tensor`]: host tensors and weight maps.
 //! - [`checkpoint`]: checkpoint directories (config + safetensors), reading and writing.
 //! - [`random`]: deterministic random checkpoints (the bundled tiny model, the benchmark's big one).
+//! - [`error`]: the CPU executors' error ([`CpuError`]).
 //! - [`executor`]: the one executor interface ([`Executor`], [`Session`], [`ExecutorKind`]).
 //! - [`sparse`]: the sparse CPU executor.
 //! - [`incremental`]: the incremental CPU executor (recomputes only what a token changed, exactly).
 //! - [`jit`]: the compiled CPU executor (every projection compiled into native code by cranelift).
 //! - [`model`] (feature `burn`): the Qwen3.5 text model in burn on ndarray, flex or wgpu.
 pub mod config;
+pub mod error;
 pub mod executor;
 pub mod sparse;
 pub mod incremental;
@@ -21,7 +23,8 @@ pub mod graft;
 #[cfg(feature = "burn")]
 pub mod model;
 
-pub use config::{LayerType, Qwen35Config};
+pub use config::{InvalidConfig, LayerType, Qwen35Config};
+pub use error::CpuError;
 pub use tensor::{HostTensor, WeightMap};
 pub use checkpoint::{save_checkpoint, Checkpoint, CheckpointError, InMemory, TensorSource};
 pub use executor::{ExecError, Executor, ExecutorKind, Session};

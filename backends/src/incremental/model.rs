@@ -7,6 +7,7 @@ use super::lookup::{LookupRows, LookupState};
 use super::exact::{squares_cap, weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
+use crate::error::CpuError;
 use crate::sparse::model::{attend, conv_history, l2_normalise, read_head, rope_inv_freq, sigmoid, silu, softplus, write_head_settled, CheckedWeights};
 use crate::sparse::SparseMatrix;
 use crate::tensor::{HostTensor, WeightMap};
@@ -1014,10 +1015,10 @@ impl IncrementalState {
 impl IncrementalModel {
     /// Prepare `weights` (named as `Qwen3_5ForCausalLM` names them) for incremental decoding. Errors name a
     /// missing or misshapen tensor.
-    pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
+    pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, CpuError> {
         let w = CheckedWeights::new(cfg, weights)?;
         let get = |name: &str| w.get(name);
-        let proj = |name: &str| -> Result<Projection, String> { Ok(Projection::new(get(name)?)) };
+        let proj = |name: &str| -> Result<Projection, CpuError> { Ok(Projection::new(get(name)?)) };
         let one_plus = |name: &str| w.one_plus(name);
         let mut layers = Vec::new();
         // Per layer: the residual entries it reads (a nonzero column of a projection of its norms' outputs)
@@ -1250,7 +1251,7 @@ impl IncrementalModel {
 
     /// Feed one token; returns the logits `[vocab]` of the next token. Errors on a token id outside the
     /// vocabulary.
-    pub fn step<'s>(&self, st: &'s mut IncrementalState, token: u32) -> Result<&'s [f32], String> {
+    pub fn step<'s>(&self, st: &'s mut IncrementalState, token: u32) -> Result<&'s [f32], CpuError> {
         let first = self.forward(st, token)?;
         self.lm_head.update(&mut st.logits, &st.final_norm.x, first, &mut st.counters);
         st.argmax.reset(); // this token's changes are not in the argmax blocks: rebuild them next time
@@ -1265,13 +1266,13 @@ impl IncrementalModel {
     /// `torch.argmax`). With a split lm_head ([`FactoredHead`]) from the groups' kept maxima and the plain
     /// rows' logits; else from the logits kept per block, so that only blocks holding a changed logit are
     /// scanned.
-    pub fn step_argmax(&self, st: &mut IncrementalState, token: u32) -> Result<u32, String> {
+    pub fn step_argmax(&self, st: &mut IncrementalState, token: u32) -> Result<u32, CpuError> {
         let next = self.step_argmax_untimed(st, token);
         st.time_head();
         next
     }
 
-    fn step_argmax_untimed(&self, st: &mut IncrementalState, token: u32) -> Result<u32, String> {
+    fn step_argmax_untimed(&self, st: &mut IncrementalState, token: u32) -> Result<u32, CpuError> {
         let first = self.forward(st, token)?;
         let (Some(split), Some(hs)) = (&self.head, &mut st.head) else {
             self.lm_head.update(&mut st.logits, &st.final_norm.x, first, &mut st.counters);
@@ -1322,11 +1323,11 @@ impl IncrementalModel {
     }
 
     /// Every stage up to the final norm (`st.final_norm.x`); returns whether this was the first token.
-    fn forward(&self, st: &mut IncrementalState, token: u32) -> Result<bool, String> {
+    fn forward(&self, st: &mut IncrementalState, token: u32) -> Result<bool, CpuError> {
         let c = &self.cfg;
         let t = token as usize;
         if t >= c.vocab_size {
-            return Err(format!("token {token} is outside the vocabulary of {}", c.vocab_size));
+            return Err(CpuError::Token { token, vocab: c.vocab_size });
         }
         let eps = c.rms_norm_eps as f32;
         let first = st.prev_token.is_none();

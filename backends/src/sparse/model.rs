@@ -3,6 +3,7 @@
 
 use super::matrix::SparseMatrix;
 use crate::config::{LayerType, Qwen35Config};
+use crate::error::CpuError;
 use crate::jit::{CompiledMatrix, Compiler, Form};
 use crate::tensor::{HostTensor, WeightMap};
 
@@ -159,23 +160,24 @@ pub(crate) struct CheckedWeights<'a> {
 
 impl<'a> CheckedWeights<'a> {
     /// Validate `cfg` and index the shapes it expects.
-    pub(crate) fn new(cfg: &Qwen35Config, weights: &'a WeightMap) -> Result<Self, String> {
+    pub(crate) fn new(cfg: &Qwen35Config, weights: &'a WeightMap) -> Result<Self, CpuError> {
         cfg.validate()?;
         Ok(Self { weights, shapes: cfg.expected_tensors().into_iter().collect() })
     }
 
     /// The tensor `name` (a name the config expects); errors name a missing or misshapen tensor.
-    pub(crate) fn get(&self, name: &str) -> Result<&'a HostTensor, String> {
-        let t = self.weights.get(name).ok_or_else(|| format!("missing tensor {name}"))?;
+    pub(crate) fn get(&self, name: &str) -> Result<&'a HostTensor, CpuError> {
+        let t = self.weights.get(name).ok_or_else(|| CpuError::MissingTensor { name: name.to_string() })?;
         let shape = &self.shapes[name];
         if &t.shape != shape {
-            return Err(format!("tensor {name} has shape {:?}, expected {:?}", t.shape, shape));
+            let (found, expected) = (t.shape.clone(), shape.clone());
+            return Err(CpuError::TensorShape { name: name.to_string(), found, expected });
         }
         Ok(t)
     }
 
     /// `1 + w` of a zero-centred RMSNorm weight.
-    pub(crate) fn one_plus(&self, name: &str) -> Result<Vec<f32>, String> {
+    pub(crate) fn one_plus(&self, name: &str) -> Result<Vec<f32>, CpuError> {
         Ok(self.get(name)?.data.iter().map(|w| 1.0 + w).collect())
     }
 }
@@ -196,7 +198,7 @@ pub(crate) fn rope_inv_freq(cfg: &Qwen35Config) -> Vec<f32> {
 impl SparseModel {
     /// Prepare `weights` (named as `Qwen3_5ForCausalLM` names them) for decoding. Errors name a missing or
     /// misshapen tensor.
-    pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
+    pub fn new(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, CpuError> {
         Self::build(cfg, weights, None)
     }
 
@@ -204,8 +206,8 @@ impl SparseModel {
     /// [`crate::jit`]; those above [`crate::jit::COMPILE_MAX_NNZ`] nonzeros keep the sparse product): the same
     /// step, the same logits on woven checkpoints. Errors as [`Self::new`], and
     /// where cranelift cannot compile for this CPU.
-    pub fn compiled(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, String> {
-        let jit = Compiler::new().map_err(|e| e.to_string())?;
+    pub fn compiled(cfg: &Qwen35Config, weights: &WeightMap) -> Result<Self, CpuError> {
+        let jit = Compiler::new()?;
         Self::build(cfg, weights, Some(&jit))
     }
 
@@ -214,24 +216,24 @@ impl SparseModel {
         self.compiled
     }
 
-    fn build(cfg: &Qwen35Config, weights: &WeightMap, jit: Option<&Compiler>) -> Result<Self, String> {
+    fn build(cfg: &Qwen35Config, weights: &WeightMap, jit: Option<&Compiler>) -> Result<Self, CpuError> {
         let w = CheckedWeights::new(cfg, weights)?;
         let get = |name: &str| w.get(name);
         // Projections of sparse activations (down, out, o): CSC, or compiled by columns; those of the normed
         // residual: CSR, or compiled by rows. A compiled model compiles the projections of up to
         // `COMPILE_MAX_NNZ` nonzeros; larger ones keep the data-driven product, which is faster there.
-        let proj = |m: SparseMatrix, form: Form, name: &str| -> Result<Proj, String> {
+        let proj = |m: SparseMatrix, form: Form, name: &str| -> Result<Proj, CpuError> {
             match jit {
                 Some(j) if m.nnz() <= crate::jit::COMPILE_MAX_NNZ => {
-                    let code = j.compile(&m, form, name).map_err(|e| e.to_string())?;
+                    let code = j.compile(&m, form, name)?;
                     Ok(Proj { m, code: Some(code) })
                 }
                 _ if form == Form::Rows => Ok(Proj { m: m.into_row_major(), code: None }),
                 _ => Ok(Proj { m, code: None }),
             }
         };
-        let sp = |name: &str| -> Result<Proj, String> { proj(SparseMatrix::from_dense(get(name)?), Form::Columns, name) };
-        let spr = |name: &str| -> Result<Proj, String> { proj(SparseMatrix::from_dense(get(name)?), Form::Rows, name) };
+        let sp = |name: &str| -> Result<Proj, CpuError> { proj(SparseMatrix::from_dense(get(name)?), Form::Columns, name) };
+        let spr = |name: &str| -> Result<Proj, CpuError> { proj(SparseMatrix::from_dense(get(name)?), Form::Rows, name) };
         let one_plus = |name: &str| w.one_plus(name);
         let mut layers = Vec::new();
         for (i, lt) in cfg.layer_types.iter().enumerate() {
@@ -347,21 +349,21 @@ impl SparseModel {
 
     /// Feed one token; returns the logits `[vocab]` of the next token. Errors on a token id outside the
     /// vocabulary.
-    pub fn step(&self, state: &mut SparseState, token: u32) -> Result<Vec<f32>, String> {
+    pub fn step(&self, state: &mut SparseState, token: u32) -> Result<Vec<f32>, CpuError> {
         let h = self.forward(state, token, None)?;
         let x = rms_norm(&h, &self.final_norm, self.cfg.rms_norm_eps as f32);
         Ok(self.lm_head.matvec(&x))
     }
 
     /// Feed one token; returns the greedy next token (the first maximum, as `torch.argmax` does).
-    pub fn step_argmax(&self, state: &mut SparseState, token: u32) -> Result<u32, String> {
+    pub fn step_argmax(&self, state: &mut SparseState, token: u32) -> Result<u32, CpuError> {
         Ok(argmax(&self.step(state, token)?))
     }
 
     /// Feed one token; returns the residual stream after the embedding and after each layer
     /// (`num_hidden_layers + 1` vectors of `hidden_size`), the last with the final norm applied, as
     /// transformers' `output_hidden_states` reports them.
-    pub fn step_hidden(&self, state: &mut SparseState, token: u32) -> Result<Vec<Vec<f32>>, String> {
+    pub fn step_hidden(&self, state: &mut SparseState, token: u32) -> Result<Vec<Vec<f32>>, CpuError> {
         let mut hs = Vec::new();
         let h = self.forward(state, token, Some(&mut hs))?;
         let last = hs.len() - 1;
@@ -369,12 +371,12 @@ impl SparseModel {
         Ok(hs)
     }
 
-    fn forward(&self, state: &mut SparseState, token: u32, mut trace: Option<&mut Vec<Vec<f32>>>) -> Result<Vec<f32>, String> {
+    fn forward(&self, state: &mut SparseState, token: u32, mut trace: Option<&mut Vec<Vec<f32>>>) -> Result<Vec<f32>, CpuError> {
         let c = &self.cfg;
         let hsz = c.hidden_size;
         let t = token as usize;
         if t >= c.vocab_size {
-            return Err(format!("token {token} is outside the vocabulary of {}", c.vocab_size));
+            return Err(CpuError::Token { token, vocab: c.vocab_size });
         }
         let eps = c.rms_norm_eps as f32;
         let mut h: Vec<f32> = self.embed.data[t * hsz..(t + 1) * hsz].to_vec();
