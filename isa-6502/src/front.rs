@@ -18,7 +18,7 @@
 
 use crate::circuit::{Mos6502Options, PrgRom, bank_byte_address, init_row, mem, mos6502_machine, nes_bank_address};
 use crate::{Bus, Cpu};
-use isa_api::front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, PortPrinter, Program, TraceCheck};
+use isa_api::front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, PortPrinter, Program, TraceCheck, TraceCheckError};
 use isa_api::host::Trace;
 use isa_api::{MachineDesc, MachineFace, Protocol};
 use serde::Deserialize;
@@ -362,8 +362,8 @@ impl Machine for Mos6502Machine {
     }
     /// Replays the trace's instructions on the interpreter: PC, A, X, Y, S, P and the cycle count must agree
     /// after every instruction, and every memory write of the trace must be one the interpreter made.
-    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, String>> {
-        Some(self.image(program).map_err(|e| e.0).and_then(|img| interpreter_lockstep(&self.options(), &img, proto, trace)))
+    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, TraceCheckError>> {
+        Some(self.image(program).map_err(TraceCheckError::from).and_then(|img| interpreter_lockstep(&self.options(), &img, proto, trace)))
     }
 }
 
@@ -587,7 +587,13 @@ pub fn cpu_registers(cpu: &Cpu) -> [u64; 7] {
 /// Lockstep of a trace with the interpreter started from `img`: after every retired instruction the seven
 /// registers (PC, A, X, Y, S, P, CYC) must be the interpreter's, and the bytes the step wrote (the four banks'
 /// writes) must be what the interpreter wrote. A fault or an exit must happen at the same instruction.
-pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, trace: &Trace) -> Result<TraceCheck, String> {
+/// Errors: [`TraceCheckError::Disagrees`], naming the trace position or the instruction and the values.
+pub fn interpreter_lockstep(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, trace: &Trace) -> Result<TraceCheck, TraceCheckError> {
+    lockstep_steps(opts, img, proto, trace).map_err(TraceCheckError::Disagrees)
+}
+
+/// [`interpreter_lockstep`]'s work, its disagreement described.
+fn lockstep_steps(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, trace: &Trace) -> Result<TraceCheck, String> {
     // The steps, each with the IO answer the host injected before it (NES map) and the interrupt inputs it saw
     // (they hold until the host injects others).
     let mut steps = Vec::new();

@@ -20,6 +20,18 @@ use std::io::Write;
 #[error("{0}")]
 pub struct FrontError(pub String);
 
+/// Why [`Machine::check_trace`] could not vouch for a trace: the program gave no reference to check against,
+/// or the trace disagrees with the reference (where and what).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TraceCheckError {
+    /// The program could not be turned into the reference's start state.
+    #[error("{0}")]
+    Program(#[from] FrontError),
+    /// The trace left the protocol or disagrees with the reference: the position or instruction and the values.
+    #[error("{0}")]
+    Disagrees(String),
+}
+
 impl FrontError {
     /// An error with this message.
     pub fn new(msg: impl Into<String>) -> Self {
@@ -208,7 +220,7 @@ pub trait Machine {
     }
     /// Check a finished trace of `program` against an independent reference, where the machine has one
     /// besides its circuit's [`crate::Reference`]. `None`: no such reference.
-    fn check_trace(&self, _program: &Program, _proto: &Protocol, _trace: &Trace) -> Option<Result<TraceCheck, String>> {
+    fn check_trace(&self, _program: &Program, _proto: &Protocol, _trace: &Trace) -> Option<Result<TraceCheck, TraceCheckError>> {
         None
     }
 }

@@ -25,7 +25,7 @@ pub use toml;
 
 pub use circuit::{Circuit, CircuitBuilder, CmpKind, MemClear, MemWrite, Node, NodeId, Op, OutWrite, RegNext, ShiftKind, SumTerm};
 pub use eval::{MachineState, Predictor, Reference, StepOutcome};
-pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program};
+pub use front::{Devices, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program, TraceCheckError};
 pub use machine::{DescError, DeviceDesc, IoRange, MachineDesc, MachineFace, MemoryDesc, PortDesc, PortRole, ProgramLayout, RegisterDesc, API_VERSION};
 pub use trace::{MemWriteEvent, StepDecoder, StepEvents};
 pub use protocol::{Field, FieldRole, Protocol, Token};

@@ -4,11 +4,11 @@
 //! get the entry symbol twice: `cargo build --release -p isa-rv32im --features plugin` builds
 //! `libisa_rv32im.so`, which `isa_api::plugin::load_plugin_bytes` loads.
 
-use crate::circuit::{Rv32MachineOptions, rv32im_machine};
+use crate::circuit::{CircuitError, Rv32MachineOptions, rv32im_machine};
 
 /// The serialized default machine description (what the plugin's `describe` hands over).
-pub fn describe() -> Result<Vec<u8>, String> {
-    Ok(rv32im_machine(&Rv32MachineOptions::default()).map_err(|e| e.to_string())?.to_json())
+pub fn describe() -> Result<Vec<u8>, CircuitError> {
+    Ok(rv32im_machine(&Rv32MachineOptions::default())?.to_json())
 }
 
 #[cfg(feature = "plugin")]

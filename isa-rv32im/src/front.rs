@@ -18,7 +18,7 @@ use crate::circuit::{MemoryLayout, Rv32MachineOptions, rv32im_machine};
 use crate::lockstep::{LockstepEnd, trace_lockstep};
 use crate::program::ProgramImage;
 use crate::FaultCode;
-use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, Program, RunEnd, TraceCheck};
+use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, Program, RunEnd, TraceCheck, TraceCheckError};
 use isa_api::host::Trace;
 use isa_api::{MachineDesc, MachineFace, Protocol, StepEvents};
 use serde::Deserialize;
@@ -151,12 +151,12 @@ impl Machine for Rv32Machine {
     fn devices_with(&self, face: &MachineFace, image: &LoadImage, console: Box<dyn Write>, io: isa_api::front::HostIo) -> Result<Box<dyn Devices>, FrontError> {
         Ok(Box::new(Rv32Devices::new(face, image, &self.opts, console)?.with_input(io.stdin)))
     }
-    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, String>> {
+    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, TraceCheckError>> {
         let cpu = match crate::load_elf(&program.bytes, self.opts.interp_config()) {
             Ok(c) => c,
-            Err(e) => return Some(Err(format!("{}: {e}", program.name))),
+            Err(e) => return Some(Err(FrontError::new(format!("{}: {e}", program.name)).into())),
         };
-        Some(trace_lockstep(proto, &trace.generated, cpu, &self.opts).map_err(|e| e.to_string()).map(|rep| TraceCheck {
+        Some(trace_lockstep(proto, &trace.generated, cpu, &self.opts).map_err(|e| TraceCheckError::Disagrees(e.to_string())).map(|rep| TraceCheck {
             against: "the reference interpreter".into(),
             instructions: rep.instructions,
             end: match rep.end {

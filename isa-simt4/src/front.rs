@@ -20,7 +20,7 @@
 use crate::interp::{Simt, Stop};
 use crate::isa::{Fault, FaultKind, REGS, Simt4Config};
 use crate::launch::{KernelImage, LaunchSpec};
-use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program, RunEnd, TraceCheck};
+use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, FrontError, LoadImage, Machine, MachineFront, MemLoad, Program, RunEnd, TraceCheck, TraceCheckError};
 use isa_api::host::Trace;
 use isa_api::{MachineDesc, MachineFace, Protocol, StepEvents};
 use serde::Deserialize;
@@ -174,10 +174,10 @@ impl Machine for Simt4Machine {
         let k = self.last.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| FrontError::new("simt4: no kernel loaded"))?;
         Ok(Box::new(KernelDevices::new(face, k, console)?))
     }
-    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, String>> {
-        Some(self.compile(program).map_err(|e| e.to_string()).and_then(|k| {
-            let desc = self.describe().map_err(|e| e.to_string())?;
-            trace_lockstep(&self.cfg, &desc.face, proto, &k, &trace.generated).map_err(|e| e.to_string())
+    fn check_trace(&self, program: &Program, proto: &Protocol, trace: &Trace) -> Option<Result<TraceCheck, TraceCheckError>> {
+        Some(self.compile(program).map_err(|e| FrontError::new(e.to_string()).into()).and_then(|k| {
+            let desc = self.describe().map_err(|e| FrontError::new(e.to_string()))?;
+            trace_lockstep(&self.cfg, &desc.face, proto, &k, &trace.generated).map_err(|e| TraceCheckError::Disagrees(e.to_string()))
         }))
     }
 }
