@@ -319,23 +319,17 @@ mod tests {
         m
     }
 
+    /// A program of the corpus ([`crate::corpus`]), which the circuit lockstep runs too.
+    fn corpus(name: &str) -> Vec<Instr> {
+        crate::corpus::program(name).unwrap_or_else(|| panic!("no corpus program {name}"))
+    }
+
     #[test]
     fn lanes_add_and_store_in_lane_order() {
-        // out[tid] = tid * 3 + 1; then every lane adds 1 to out[8] atomically, old values to out[4 + tid].
-        let p = [
-            Instr::rrr(Tid, 1, 0, 0),
-            Instr::rri(Mul, 2, 1, 3),
-            Instr::rri(Add, 2, 2, 1),
-            Instr::mem(Stg, 0, 1, 2, 0, 4),
-            Instr::rri(Add, 3, 0, 1),
-            Instr::rri(Add, 4, 0, 8),
-            Instr::rri(Add, 5, 0, 0),
-            Instr::mem(Atomg, 6, 5, 3, 8, 1),
-            Instr::mem(Stg, 0, 1, 6, 4, 4),
-            Instr::new(Halt),
-        ];
-        let m = run(&p, &[]);
-        assert_eq!(&m.global[..9], &[1, 4, 7, 10, 0, 1, 2, 3, 4]);
+        // out[tid] = tid * 3 + 1; then every lane adds 1 to out[40] atomically, old values to out[44 + tid].
+        let m = run(&corpus("lanes_add_and_store_in_lane_order"), &[]);
+        assert_eq!(&m.global[..4], &[1, 4, 7, 10]);
+        assert_eq!(&m.global[40..48], &[4, 0, 0, 0, 0, 1, 2, 3]);
         assert_eq!(m.instructions, 10);
         assert_eq!(m.steps, 10 + 3 * 3);
     }
@@ -343,23 +337,7 @@ mod tests {
     #[test]
     fn divergence_with_counters() {
         // if (tid & 1) x = 10; else { if (tid == 2) x = 20; else x = 30; }  out[tid] = x
-        let p = [
-            Instr::rrr(Tid, 1, 0, 0),
-            Instr::rri(And, 2, 1, 1),
-            Instr::rrr(If, 0, 2, 0),
-            Instr::rri(Add, 3, 0, 10),
-            Instr::new(Else),
-            Instr::rri(Seq, 4, 1, 2),
-            Instr::rrr(If, 0, 4, 0),
-            Instr::rri(Add, 3, 0, 20),
-            Instr::new(Else),
-            Instr::rri(Add, 3, 0, 30),
-            Instr::new(Endif),
-            Instr::new(Endif),
-            Instr::mem(Stg, 0, 1, 3, 0, 4),
-            Instr::new(Halt),
-        ];
-        let m = run(&p, &[]);
+        let m = run(&corpus("divergence_with_counters"), &[]);
         assert_eq!(&m.global[..4], &[30, 10, 20, 10]);
         assert!((0..4).all(|l| m.counter(l) == 0));
     }
@@ -367,86 +345,30 @@ mod tests {
     #[test]
     fn loop_with_per_lane_trip_counts() {
         // s = 0; for (i = 0; i < tid + 1; i++) s += i;  out[tid] = s
-        let p = [
-            Instr::rrr(Tid, 1, 0, 0),  // 0
-            Instr::rri(Add, 2, 0, 0),  // 1 s
-            Instr::rri(Add, 3, 0, 0),  // 2 i
-            Instr::rri(If, 0, 0, 1),   // 3 ENTER loop level
-            Instr::rri(If, 0, 0, 1),   // 4 top: ENTER body level
-            Instr::rri(Add, 4, 1, 1),  // 5
-            Instr::rrr(Slt, 5, 3, 4),  // 6 i < tid + 1
-            Instr::rri(Brk, 0, 5, 2),  // 7
-            Instr::rrr(Add, 2, 2, 3),  // 8
-            Instr::new(Endif),         // 9
-            Instr::rri(Add, 3, 3, 1),  // 10
-            Instr::imm(Jany, 4),       // 11
-            Instr::new(Endif),         // 12
-            Instr::mem(Stg, 0, 1, 2, 0, 4),
-            Instr::new(Halt),
-        ];
-        let m = run(&p, &[]);
+        let m = run(&corpus("loop_with_per_lane_trip_counts"), &[]);
         assert_eq!(&m.global[..4], &[0, 1, 3, 6]);
     }
 
     #[test]
     fn barrier_rotates_warps_and_bounds_fault() {
         // 8 threads, 2 warps: shared[tid] = tid; BAR; out[tid] = shared[7 - tid]
-        let p = [
-            Instr::imm(Creset, 8),
-            Instr::rrr(Tid, 1, 0, 0),
-            Instr::mem(Sts, 0, 1, 1, 0, 8),
-            Instr::imm(Bar, 2),
-            Instr::rri(Sub, 2, 0, 7),
-            Instr::rrr(Sub, 2, 0, 2),
-            Instr::rrr(Sub, 2, 2, 1),
-            Instr::mem(Lds, 3, 2, 0, 0, 8),
-            Instr::mem(Stg, 0, 1, 3, 0, 8),
-            Instr::imm(Bar, 2),
-            Instr::new(Halt),
-        ];
-        let m = run(&p, &[]);
+        let m = run(&corpus("barrier_rotates_warps"), &[]);
         assert_eq!(&m.global[..8], &[7, 6, 5, 4, 3, 2, 1, 0]);
 
-        let p = [Instr::rrr(Tid, 1, 0, 0), Instr::mem(Ldg, 2, 1, 0, 0, 3), Instr::new(Halt)];
-        let words: Vec<u64> = p.iter().map(|i| i.encode()).collect();
+        let words: Vec<u64> = corpus("bounds_fault_lane_3").iter().map(|i| i.encode()).collect();
         let mut m = Simt::new(Simt4Config::default(), &words, &[]).unwrap();
         assert_eq!(m.run(100), Some(Stop::Fault(Fault { kind: FaultKind::Bounds, pc: 1, lane: 3, warp: 0, index: 3 })));
+        assert!(corpus("illegal_empty_program").is_empty());
         let mut m = Simt::new(Simt4Config::default(), &[], &[]).unwrap();
         assert_eq!(m.run(100), Some(Stop::Fault(Fault { kind: FaultKind::Illegal, pc: 0, lane: 0, warp: 0, index: 0 })));
     }
 
     #[test]
     fn alu_edge_cases() {
-        let p = [
-            Instr::rri(Add, 1, 0, 0x8000_0000),
-            Instr::rri(Sra, 2, 1, 40),
-            Instr::rri(Shl, 3, 1, 32),
-            Instr::rri(Mulhi, 4, 1, 0xFFFF_FFFF), // INT_MIN * -1 = 2^31: high word 0
-            Instr::rri(Mulhu, 5, 1, 4),           // 2^31 * 4 >> 32 = 2
-            Instr::rri(Min, 6, 1, 1),
-            Instr::rri(Minu, 7, 1, 1),
-            Instr::rri(Cmov, 8, 0, 5),            // a = 0: keeps r8 = 0
-            Instr::rri(Cmov, 9, 1, 5),
-            Instr::rrr(Tid, 10, 0, 0),
-            Instr::mem(Stg, 0, 10, 2, 0, 4),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 3, 0, 8),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 4, 0, 12),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 5, 0, 16),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 6, 0, 20),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 7, 0, 24),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 8, 0, 28),
-            Instr::rri(Add, 10, 10, 4),
-            Instr::mem(Stg, 0, 10, 9, 0, 32),
-            Instr::new(Halt),
-        ];
-        let m = run(&p, &[]);
-        let g: Vec<u32> = (0..8).map(|k| m.global[k * 4]).collect();
+        // r2..r9: INT_MIN >> 40 (arithmetic), << 32, mulhi(INT_MIN, -1) = high word of 2^31 = 0,
+        // mulhu(2^31, 4) = 2, min, minu, cmov with a = 0 (keeps 0) and a != 0; lane 0's at out[32 k].
+        let m = run(&corpus("alu_edge_cases"), &[]);
+        let g: Vec<u32> = (0..8).map(|k| m.global[k * 32]).collect();
         assert_eq!(g, vec![0xFFFF_FFFF, 0, 0, 2, 0x8000_0000, 1, 0, 5]);
     }
     /// The architectural result of a division op (the rules of [`crate::isa`]), from Rust's arithmetic.

@@ -3,6 +3,7 @@
 //!
 //! - [`isa`]: the instruction set, its encoding and semantics (the specification),
 //! - [`interp`]: the reference interpreter written from it,
+//! - [`corpus`]: hand-written programs the interpreter's tests check and the circuit lockstep runs,
 //! - [`launch`]: a launch (grid, block, arguments; launch files) and the compiled image,
 //! - [`face`]: the machine's public face: register, memory and port indices of the circuit,
 //! - [`circuit`]: the machine as an `isa-api` circuit (what the weaver compiles), one file per section,
@@ -12,6 +13,7 @@
 //! - [`front`]: the machine's front for the binary (config keys, kernel loader, devices, trace lockstep).
 
 pub mod circuit;
+pub mod corpus;
 pub mod cuda;
 pub mod error;
 pub mod face;
