@@ -86,7 +86,7 @@ pub fn canonical_name(stored: &str) -> Option<String> {
     if stored.starts_with("model.visual.") || stored.starts_with("mtp.") {
         return None;
     }
-    if stored.starts_with("model.") || stored == "lm_head.weight" {
+    if stored.starts_with("model.") || stored == crate::names::LM_HEAD {
         return Some(stored.to_string());
     }
     None
@@ -1055,12 +1055,12 @@ mod nonzeros_tests {
         let mut weights = crate::random::random_weights(&config, 7);
         // A woven-like sparse matrix (a few entries, one a -0 that must stay -0) and an embedding whose rows are
         // mostly its first row.
-        let sparse = "model.layers.0.mlp.gate_proj.weight";
+        let sparse = &crate::names::LayerTensor::GateProj.name(0);
         let t = weights.get_mut(sparse).unwrap();
         let n = t.data.len();
         t.data.iter_mut().enumerate().for_each(|(i, v)| *v = if i % 97 == 3 { 1.5 + i as f32 } else { 0.0 });
         t.data[n - 1] = -0.0;
-        let embed = "model.embed_tokens.weight";
+        let embed = crate::names::EMBED_TOKENS;
         let t = weights.get_mut(embed).unwrap();
         let cols = t.shape[1];
         let row0: Vec<f32> = t.data[..cols].to_vec();

@@ -305,44 +305,15 @@ impl Qwen35Config {
     /// Tensor names and shapes (`[out, in]` for linear weights, as PyTorch stores them) this config requires
     /// under the text-model naming of `Qwen3_5ForCausalLM` (`model.*`, `lm_head.weight`).
     pub fn expected_tensors(&self) -> Vec<(String, Vec<usize>)> {
+        use crate::names::{LayerTensor, EMBED_TOKENS, FINAL_NORM, LM_HEAD};
         let h = self.hidden_size;
-        let mut t = vec![("model.embed_tokens.weight".to_string(), vec![self.vocab_size, h])];
+        let mut t = vec![(EMBED_TOKENS.to_string(), vec![self.vocab_size, h])];
         for (i, lt) in self.layer_types.iter().enumerate() {
-            let p = format!("model.layers.{i}");
-            t.push((format!("{p}.input_layernorm.weight"), vec![h]));
-            t.push((format!("{p}.post_attention_layernorm.weight"), vec![h]));
-            t.push((format!("{p}.mlp.gate_proj.weight"), vec![self.intermediate_size, h]));
-            t.push((format!("{p}.mlp.up_proj.weight"), vec![self.intermediate_size, h]));
-            t.push((format!("{p}.mlp.down_proj.weight"), vec![h, self.intermediate_size]));
-            match lt {
-                LayerType::LinearAttention => {
-                    let a = format!("{p}.linear_attn");
-                    let nv = self.linear_num_value_heads;
-                    t.push((format!("{a}.in_proj_qkv.weight"), vec![self.linear_conv_dim(), h]));
-                    t.push((format!("{a}.in_proj_z.weight"), vec![self.linear_value_dim(), h]));
-                    t.push((format!("{a}.in_proj_b.weight"), vec![nv, h]));
-                    t.push((format!("{a}.in_proj_a.weight"), vec![nv, h]));
-                    t.push((format!("{a}.conv1d.weight"), vec![self.linear_conv_dim(), 1, self.linear_conv_kernel_dim]));
-                    t.push((format!("{a}.dt_bias"), vec![nv]));
-                    t.push((format!("{a}.A_log"), vec![nv]));
-                    t.push((format!("{a}.norm.weight"), vec![self.linear_value_head_dim]));
-                    t.push((format!("{a}.out_proj.weight"), vec![h, self.linear_value_dim()]));
-                }
-                LayerType::FullAttention => {
-                    let a = format!("{p}.self_attn");
-                    let hd = self.head_dim;
-                    t.push((format!("{a}.q_proj.weight"), vec![self.num_attention_heads * hd * 2, h]));
-                    t.push((format!("{a}.k_proj.weight"), vec![self.num_key_value_heads * hd, h]));
-                    t.push((format!("{a}.v_proj.weight"), vec![self.num_key_value_heads * hd, h]));
-                    t.push((format!("{a}.o_proj.weight"), vec![h, self.num_attention_heads * hd]));
-                    t.push((format!("{a}.q_norm.weight"), vec![hd]));
-                    t.push((format!("{a}.k_norm.weight"), vec![hd]));
-                }
-            }
+            t.extend(LayerTensor::of(*lt).map(|n| (n.name(i), n.shape(self))));
         }
-        t.push(("model.norm.weight".to_string(), vec![h]));
+        t.push((FINAL_NORM.to_string(), vec![h]));
         if !self.tie_word_embeddings {
-            t.push(("lm_head.weight".to_string(), vec![self.vocab_size, h]));
+            t.push((LM_HEAD.to_string(), vec![self.vocab_size, h]));
         }
         t
     }

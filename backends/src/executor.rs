@@ -103,7 +103,7 @@ pub trait Session {
     fn step(&mut self, token: u32) -> Result<Vec<f32>, ExecError>;
     /// Feed one token; the greedy next token (the first maximum, as `torch.argmax`).
     fn step_argmax(&mut self, token: u32) -> Result<u32, ExecError> {
-        Ok(crate::sparse::argmax(&self.step(token)?))
+        Ok(crate::cpu::argmax(&self.step(token)?))
     }
     /// Feed a whole prompt; the logits after its last token. The default feeds it token by token; the dense
     /// executors run it as one block (a chunked prefill, as transformers' `generate` does).
@@ -403,7 +403,7 @@ impl Executor for DenseExecutor {
         let v = self.model.config().vocab_size;
         for i in 0..new_tokens {
             let flat = logits.into_data().try_to_vec::<f32>().map_err(|e| ExecError::Run(format!("reading logits back: {e:?}")))?;
-            let next: Vec<u32> = flat.chunks(v).map(crate::sparse::argmax).collect();
+            let next: Vec<u32> = flat.chunks(v).map(crate::cpu::argmax).collect();
             for (o, n) in out.iter_mut().zip(&next) {
                 o.push(*n);
             }

@@ -21,6 +21,7 @@
 //! weights) that any executor runs. A plain forward pass through all layers (what a `generate` that does not
 //! route runs) mixes the two; `loom text-check` measures how much.
 
+use crate::names::{EMBED_TOKENS, LAYERS_PREFIX, LM_HEAD};
 use crate::checkpoint::{Checkpoint, CheckpointError, TensorSource};
 use crate::tensor::HostTensor;
 use crate::config::Qwen35Config;
@@ -184,7 +185,7 @@ impl<'a> RouteSource<'a> {
         config.vocab_size = input[1] - input[0];
         config.tie_word_embeddings = false;
         config.validate().map_err(|m| malformed(ck.dir(), format!("the {route:?} route's config is invalid: {m}")))?;
-        let lm_name = if full.tie_word_embeddings { "model.embed_tokens.weight" } else { "lm_head.weight" };
+        let lm_name = if full.tie_word_embeddings { EMBED_TOKENS } else { LM_HEAD };
         Ok(RouteSource { ck, config, layers, input, output, lm_name })
     }
 
@@ -204,14 +205,14 @@ impl TensorSource for RouteSource<'_> {
         &self.config
     }
     fn tensor(&self, name: &str) -> Result<HostTensor, CheckpointError> {
-        if name == "model.embed_tokens.weight" {
+        if name == EMBED_TOKENS {
             self.ck.tensor_rows(name, self.input[0]..self.input[1])
-        } else if name == "lm_head.weight" {
+        } else if name == LM_HEAD {
             self.ck.tensor_rows(self.lm_name, self.output[0]..self.output[1])
-        } else if let Some(rest) = name.strip_prefix("model.layers.") {
+        } else if let Some(rest) = name.strip_prefix(LAYERS_PREFIX) {
             let (i, tail) = rest.split_once('.').ok_or_else(|| malformed(self.ck.dir(), format!("{name} is not a layer tensor name")))?;
             let i: usize = i.parse().map_err(|_| malformed(self.ck.dir(), format!("{name} is not a layer tensor name")))?;
-            self.ck.tensor(&format!("model.layers.{}.{tail}", self.layers[0] + i))
+            self.ck.tensor(&format!("{LAYERS_PREFIX}{}.{tail}", self.layers[0] + i))
         } else {
             self.ck.tensor(name)
         }

@@ -144,7 +144,7 @@ pub fn random_tensor(name: &str, shape: &[usize], seed: u64) -> Vec<f32> {
         (0.9, 1.1)
     } else if name.ends_with("norm.weight") || name.ends_with("layernorm.weight") {
         (-0.1, 0.1)
-    } else if name == "model.embed_tokens.weight" {
+    } else if name == crate::names::EMBED_TOKENS {
         (-1.0, 1.0)
     } else {
         // Linear [out, in] or conv [C, 1, K]: std 1/sqrt(fan_in), i.e. half-width sqrt(3/fan_in).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 ///
 /// A mostly-zero tensor may carry a *block index*: the blocks of [`ZERO_BLOCK`] values (flat, from index 0)
 /// that hold a nonzero, ascending; every other block is all zeros. [`Self::nonzeros`] and
-/// [`crate::sparse::SparseMatrix::from_dense`] then visit only those blocks, so a 42 GB woven tensor of zero
+/// [`crate::cpu::SparseMatrix::from_dense`] then visit only those blocks, so a 42 GB woven tensor of zero
 /// pages is never read. The index is made by [`Self::index_blocks`] (one scan) or given by a loader that
 /// knows where the nonzeros are ([`Self::with_blocks`]); [`Self::at2_mut`] drops it, and code that writes
 /// `data` directly must call [`Self::drop_index`].
@@ -149,14 +149,14 @@ mod tests {
         }
         assert_eq!(t.nonzeros(), 5);
         assert_eq!(t.nonzeros(), t.data.iter().filter(|v| **v != 0.0).count());
-        let m = crate::sparse::matrix::SparseMatrix::from_dense(&t);
+        let m = crate::cpu::SparseMatrix::from_dense(&t);
         assert_eq!(m.nnz(), 5);
         // With a block index: the same counts and the same matrix, bit for bit.
         let mut u = t.clone();
         u.index_blocks();
         assert_eq!(u.blocks(), Some(&[0u64, 1, 3, 4][..]));
         assert_eq!(u.nonzeros(), 5);
-        let mu = crate::sparse::matrix::SparseMatrix::from_dense(&u);
+        let mu = crate::cpu::SparseMatrix::from_dense(&u);
         assert_eq!(format!("{:?}", mu.csc()), format!("{:?}", m.csc()));
         let mut seen = Vec::new();
         u.for_each_nonzero(|i, v| seen.push((i, v)));
@@ -164,7 +164,7 @@ mod tests {
         // An index given by a loader, a superset of the nonzero blocks.
         let w = HostTensor::new(t.shape.clone(), t.data.clone()).with_blocks(vec![0, 1, 2, 3, 4]);
         assert_eq!(w.nonzeros(), 5);
-        assert_eq!(format!("{:?}", crate::sparse::matrix::SparseMatrix::from_dense(&w).csc()), format!("{:?}", m.csc()));
+        assert_eq!(format!("{:?}", crate::cpu::SparseMatrix::from_dense(&w).csc()), format!("{:?}", m.csc()));
         // A write through at2_mut drops the index, so the new entry is seen.
         let mut x = u.clone();
         *x.at2_mut(1, 30) = 9.0;

@@ -45,7 +45,7 @@ pub fn run(a: Args) -> Result<()> {
 
     let mut session = ex.session();
     let t1 = Instant::now();
-    let mut next = backends::sparse::argmax(&session.prefill(&ids)?);
+    let mut next = backends::cpu::argmax(&session.prefill(&ids)?);
     let prefill_s = t1.elapsed().as_secs_f64();
 
     let t2 = Instant::now();

@@ -429,7 +429,7 @@ impl<'e> TextSide<'e> {
         let mut out = Vec::new();
         for _ in 0..max {
             let row = &self.logits[..self.vocab.min(self.logits.len())];
-            let next = backends::sparse::argmax(row);
+            let next = backends::cpu::argmax(row);
             out.push(next);
             on_token(&out);
             if self.stops.contains(&next) {

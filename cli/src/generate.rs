@@ -84,7 +84,7 @@ pub fn generate(ex: &dyn backends::Executor, prompt: &[u32], new_tokens: usize, 
     };
     let (mut out, mut logits) = (Vec::with_capacity(new_tokens), Vec::with_capacity(new_tokens));
     for i in 0..new_tokens {
-        let next = backends::sparse::argmax(&row);
+        let next = backends::cpu::argmax(&row);
         out.push(next);
         logits.push(std::mem::take(&mut row));
         if i + 1 < new_tokens {

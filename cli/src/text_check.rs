@@ -112,7 +112,7 @@ fn kl(lp: &[f64], lq: &[f64]) -> f64 {
 
 /// The first maximum's index (as `torch.argmax`).
 fn argmax(x: &[f32]) -> usize {
-    backends::sparse::argmax(x) as usize
+    backends::cpu::argmax(x) as usize
 }
 
 /// Accumulates [`Figures`] position by position.

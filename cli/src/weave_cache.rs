@@ -221,7 +221,7 @@ mod tests {
             // A sparse tensor comes back with a block index, and the executors' matrix from it is the same.
             if t.shape.len() == 2 && t.nonzeros() * 4 < t.data.len() {
                 assert!(u.blocks().is_some(), "{name}");
-                let (a, b) = (backends::sparse::SparseMatrix::from_dense(t), backends::sparse::SparseMatrix::from_dense(u));
+                let (a, b) = (backends::cpu::SparseMatrix::from_dense(t), backends::cpu::SparseMatrix::from_dense(u));
                 assert_eq!(format!("{:?}", a.csc()), format!("{:?}", b.csc()), "{name}");
             }
         }

@@ -31,6 +31,7 @@ use crate::allocate::{Allocation, KeySrc, SlotKind, Unit};
 use crate::lower::Classes;
 use crate::net::{Netlist, Sig, Source};
 use crate::numerics::*;
+use backends::names::{LayerTensor, EMBED_TOKENS, FINAL_NORM, LM_HEAD};
 use backends::{HostTensor, LayerType, Qwen35Config, WeightMap};
 use isa_api::Protocol;
 
@@ -82,15 +83,14 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
         }
     }
     for (l, la) in a.layers.iter().enumerate() {
-        let p = format!("model.layers.{l}");
-        for n in ["input_layernorm", "post_attention_layernorm"] {
-            w.get_mut(&format!("{p}.{n}.weight")).unwrap().data.fill(gain);
+        for n in [LayerTensor::InputNorm, LayerTensor::PostNorm] {
+            w.get_mut(&n.name(l)).unwrap().data.fill(gain);
         }
         // MLP
         {
-            let mut gate = w.remove(&format!("{p}.mlp.gate_proj.weight")).unwrap();
-            let mut up = w.remove(&format!("{p}.mlp.up_proj.weight")).unwrap();
-            let mut down = w.remove(&format!("{p}.mlp.down_proj.weight")).unwrap();
+            let mut gate = w.remove(&LayerTensor::GateProj.name(l)).unwrap();
+            let mut up = w.remove(&LayerTensor::UpProj.name(l)).unwrap();
+            let mut down = w.remove(&LayerTensor::DownProj.name(l)).unwrap();
             for (u, unit) in la.units.iter().enumerate() {
                 match *unit {
                     Unit::Reset { node } => {
@@ -141,15 +141,14 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                     Unit::Reset { .. } => unreachable!("resets are never shared"),
                 }
             }
-            w.insert(format!("{p}.mlp.gate_proj.weight"), gate);
-            w.insert(format!("{p}.mlp.up_proj.weight"), up);
-            w.insert(format!("{p}.mlp.down_proj.weight"), down);
+            w.insert(LayerTensor::GateProj.name(l), gate);
+            w.insert(LayerTensor::UpProj.name(l), up);
+            w.insert(LayerTensor::DownProj.name(l), down);
         }
         if a.attention_layers.contains(&l) {
             continue; // all-zero attention: softmax over zero values, exactly 0 out
         }
         // DeltaNet
-        let q = format!("{p}.linear_attn");
         let (dk, dv, nk, nv) = (cfg.linear_key_head_dim, cfg.linear_value_head_dim, cfg.linear_num_key_heads, cfg.linear_num_value_heads);
         let per = nv / nk;
         let key_dim = nk * dk;
@@ -164,20 +163,20 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                 vhead[*h] = g * per + j;
             }
         }
-        w.get_mut(&format!("{q}.norm.weight")).unwrap().data.fill(scales.norm_weight);
+        w.get_mut(&LayerTensor::GatedNorm.name(l)).unwrap().data.fill(scales.norm_weight);
         {
-            let conv = w.get_mut(&format!("{q}.conv1d.weight")).unwrap();
+            let conv = w.get_mut(&LayerTensor::Conv1d.name(l)).unwrap();
             let k = cfg.linear_conv_kernel_dim;
             for ch in 0..cfg.linear_conv_dim() {
                 conv.data[ch * k + k - 1] = 1.0;
             }
         }
         {
-            let a_t = w.get_mut(&format!("{q}.in_proj_a.weight")).unwrap();
+            let a_t = w.get_mut(&LayerTensor::InProjA.name(l)).unwrap();
             for h in 0..nv {
                 *a_t.at2_mut(h, cslot) = A_VALUE;
             }
-            let b_t = w.get_mut(&format!("{q}.in_proj_b.weight")).unwrap();
+            let b_t = w.get_mut(&LayerTensor::InProjB.name(l)).unwrap();
             for h in 0..nv {
                 *b_t.at2_mut(h, cslot) = -BETA_SCALE;
             }
@@ -197,7 +196,7 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                     *b_t.at2_mut(v, cslot) += BETA_SCALE;
                 }
             }
-            let a_t = w.get_mut(&format!("{q}.in_proj_a.weight")).unwrap();
+            let a_t = w.get_mut(&LayerTensor::InProjA.name(l)).unwrap();
             for (i, hd) in la.heads.iter().enumerate() {
                 // a = A_VALUE, or A_CLEAR where the clear bit is 1: a = A_VALUE + (A_CLEAR - A_VALUE)·(x + 1)/2.
                 if let Some(clear) = hd.clear {
@@ -208,9 +207,9 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                 }
             }
         }
-        let mut qkv = w.remove(&format!("{q}.in_proj_qkv.weight")).unwrap();
-        let mut z = w.remove(&format!("{q}.in_proj_z.weight")).unwrap();
-        let mut out = w.remove(&format!("{q}.out_proj.weight")).unwrap();
+        let mut qkv = w.remove(&LayerTensor::InProjQkv.name(l)).unwrap();
+        let mut z = w.remove(&LayerTensor::InProjZ.name(l)).unwrap();
+        let mut out = w.remove(&LayerTensor::OutProj.name(l)).unwrap();
         for (g, grp) in la.groups.iter().enumerate() {
             let first = &la.heads[grp[0]];
             key_rows(&mut qkv, g * dk, dk, &first.query, cslot, &slot);
@@ -260,13 +259,13 @@ pub fn emit(net: &Netlist, a: &Allocation, proto: &Protocol, cfg: &Qwen35Config)
                 }
             }
         }
-        w.insert(format!("{q}.in_proj_qkv.weight"), qkv);
-        w.insert(format!("{q}.in_proj_z.weight"), z);
-        w.insert(format!("{q}.out_proj.weight"), out);
+        w.insert(LayerTensor::InProjQkv.name(l), qkv);
+        w.insert(LayerTensor::InProjZ.name(l), z);
+        w.insert(LayerTensor::OutProj.name(l), out);
     }
-    w.get_mut("model.norm.weight").unwrap().data.fill(gain);
-    emit_embedding(net, a, proto, w.get_mut("model.embed_tokens.weight").unwrap());
-    emit_lm_head(net, a, proto, w.get_mut("lm_head.weight").unwrap());
+    w.get_mut(FINAL_NORM).unwrap().data.fill(gain);
+    emit_embedding(net, a, proto, w.get_mut(EMBED_TOKENS).unwrap());
+    emit_lm_head(net, a, proto, w.get_mut(LM_HEAD).unwrap());
     w
 }
 
@@ -472,8 +471,8 @@ mod tests {
         let l = 1; // register bits are ready after layer 1's mixer: the adder is layer 1's MLP
         assert!(!a.layers[l].units.is_empty());
         let h = a.geometry.hidden;
-        let get = |n: &str| w.weights[&format!("model.layers.{l}.mlp.{n}.weight")].clone();
-        let (gate, up, down) = (get("gate_proj"), get("up_proj"), get("down_proj"));
+        let get = |n: LayerTensor| w.weights[&n.name(l)].clone();
+        let (gate, up, down) = (get(LayerTensor::GateProj), get(LayerTensor::UpProj), get(LayerTensor::DownProj));
         let gain = 1.0 + norm_gain_weight(1e-6);
         let reg_slot = |r: usize, bit: usize| a.slot_of[w.netlist.reg_bits[r][bit] as usize];
         let sum_slots: Vec<(usize, f32)> = w.netlist.outputs.iter().skip(2).flat_map(|o| o.bits.iter().map(|s| a.slot(*s))).collect();

@@ -15,6 +15,7 @@ use crate::error::WeaveError;
 use crate::export::MANIFEST_FILE;
 use crate::geometry::GeometryConfig;
 use crate::manifest::Manifest;
+use backends::names::{LayerTensor, EMBED_TOKENS, FINAL_NORM, LAYERS_PREFIX, LM_HEAD};
 use backends::checkpoint::{dtype_width, write_tensors_typed, TensorBytes};
 use backends::graft::{BaseInfo, GraftManifest, Widening, GRAFT_FILE, GRAFT_FORMAT, GRAFT_VERSION};
 use backends::{Checkpoint, LayerType, Qwen35Config, WeightMap};
@@ -278,7 +279,7 @@ fn check_woven(base: &Qwen35Config, m: &WovenMachine) -> Result<(), WeaveError> 
         if *t != LayerType::FullAttention {
             continue;
         }
-        let p = format!("model.layers.{l}.self_attn.");
+        let p = format!("{LAYERS_PREFIX}{l}.self_attn.");
         if let Some((name, _)) = m.weights.iter().find(|(n, t)| n.starts_with(&p) && t.nonzeros() > 0) {
             return Err(other(format!("the woven machine's attention layer {l} is not inert ({name} has nonzeros)")));
         }
@@ -328,7 +329,7 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
         linear_num_key_heads: cfg.linear_num_key_heads,
         linear_num_value_heads: cfg.linear_num_value_heads,
     });
-    let own_norm = &machine.weights["model.norm.weight"];
+    let own_norm = &machine.weights[FINAL_NORM];
     // A widened residual's mean square runs over hw dims where the base's ran over h. So the base's text
     // residual is carried scaled by alpha = sqrt(hw / h) (its embedding rows and every projection that writes
     // the residual are scaled by alpha): its mean square over hw dims is then the base's over h, epsilon
@@ -343,14 +344,14 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
             .collect()
     };
     let base_norm = {
-        let n = base.tensor("model.norm.weight").map_err(ck_err)?.data;
+        let n = base.tensor(FINAL_NORM).map_err(ck_err)?.data;
         if widened { widen_norm(&n, if tied { alpha * alpha } else { alpha }, Some(&own_norm.data)) } else { n }
     };
 
     // The machine's readout through the base's final norm: the stand-alone machine's normed residual is
     // x·r·(1 + g) with its own gain g; the grafted one is x·r·(1 + w_d) with the base's weights, so each lm_head
     // column d is scaled by (1 + g_d) / (1 + w_d).
-    let lm = &machine.weights["lm_head.weight"];
+    let lm = &machine.weights[LM_HEAD];
     let mut readout = vec![0f32; t * hw];
     for d in 0..hw {
         let gain = 1.0 + base_norm[d] as f64;
@@ -367,24 +368,24 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
         }
     }
     let base_shapes: std::collections::HashMap<String, Vec<usize>> = bc.expected_tensors().into_iter().collect();
-    let is_norm = |name: &str| name == "model.norm.weight" || name.ends_with(".input_layernorm.weight") || name.ends_with(".post_attention_layernorm.weight");
+    let is_norm = |name: &str| name == FINAL_NORM || [LayerTensor::InputNorm, LayerTensor::PostNorm].iter().any(|n| name.ends_with(n.suffix()));
     // The projections that add to the residual (scaled by alpha in a widened graft).
     let writes_residual =
-        |name: &str| name.ends_with(".linear_attn.out_proj.weight") || name.ends_with(".self_attn.o_proj.weight") || name.ends_with(".mlp.down_proj.weight");
-    let embed_m = &machine.weights["model.embed_tokens.weight"];
+        |name: &str| [LayerTensor::OutProj, LayerTensor::OProj, LayerTensor::DownProj].iter().any(|n| name.ends_with(n.suffix()));
+    let embed_m = &machine.weights[EMBED_TOKENS];
     let bf16_exact = |x: &[f32]| x.iter().all(|v| half::bf16::from_f32(*v).to_f32() == *v);
 
     // The tensors, in the order they are written, with their dtypes: base tensors keep theirs (raw copies).
     let base_dtype = |name: &str| base.raw(name).map(|(d, _)| d).map_err(ck_err);
     let embed_dtype = {
-        let bd = base_dtype("model.embed_tokens.weight")?;
+        let bd = base_dtype(EMBED_TOKENS)?;
         if bd == Dtype::F32 || tied || widened || !bf16_exact(&embed_m.data) { Dtype::F32 } else { bd }
     };
     let mut specs: Vec<(String, Vec<usize>, Dtype)> = Vec::new();
     for (name, shape) in cfg.expected_tensors() {
-        let dtype = if name == "model.embed_tokens.weight" {
+        let dtype = if name == EMBED_TOKENS {
             embed_dtype
-        } else if name == "lm_head.weight" || (widened && (is_norm(&name) || writes_residual(&name))) {
+        } else if name == LM_HEAD || (widened && (is_norm(&name) || writes_residual(&name))) {
             Dtype::F32
         } else if let Some(l) = layer_of(&name) {
             if l < m { Dtype::F32 } else { base_dtype(&rename_layer(&name, l - m))? }
@@ -410,9 +411,9 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
         let zeros_for = |shape: &[usize]| vec![0f32; shape.iter().product()];
         write_tensors_typed(&st, &specs, |name, shape| {
             let ck = |e: backends::CheckpointError| e;
-            if name == "model.embed_tokens.weight" || name == "lm_head.weight" {
-                let is_embed = name == "model.embed_tokens.weight";
-                let src = if is_embed || tied { "model.embed_tokens.weight" } else { "lm_head.weight" };
+            if name == EMBED_TOKENS || name == LM_HEAD {
+                let is_embed = name == EMBED_TOKENS;
+                let src = if is_embed || tied { EMBED_TOKENS } else { LM_HEAD };
                 let (bd, bytes) = base.raw(src).map_err(ck)?;
                 let dtype = specs.iter().find(|s| s.0 == name).map(|s| s.2).expect("spec");
                 // Machine rows after the base's: the embedding holds the input rows (and, tied, the readout
@@ -473,7 +474,7 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
                     let width = dtype_width(dtype).expect("checked above");
                     Ok(TensorBytes::Raw(Cow::Owned(widen_rows(bytes, r0, c0 * width, r1, c1 * width, row_of))))
                 }
-                None if widened && name == "model.norm.weight" => Ok(TensorBytes::F32(Cow::Owned(base_norm.clone()))),
+                None if widened && name == FINAL_NORM => Ok(TensorBytes::F32(Cow::Owned(base_norm.clone()))),
                 None => {
                     let (_, bytes) = base.raw(name).map_err(ck)?;
                     Ok(TensorBytes::Raw(Cow::Borrowed(bytes)))
@@ -498,7 +499,7 @@ pub fn write(base: &Checkpoint, base_dir: &Path, machine: &WovenMachine, out: &P
             vocab_size: v,
             hidden_size: h,
             tie_word_embeddings: tied,
-            dtype: format!("{:?}", base_dtype("model.layers.0.mlp.up_proj.weight")?),
+            dtype: format!("{:?}", base_dtype(&LayerTensor::UpProj.name(0))?),
             parameters: bc.parameter_count(),
         };
         let gm = GraftManifest {
@@ -606,13 +607,13 @@ fn widen_rows<T: Copy + Default>(src: &[T], rows: usize, cols: usize, new_rows: 
 
 /// The layer index of a `model.layers.I.*` tensor name.
 fn layer_of(name: &str) -> Option<usize> {
-    name.strip_prefix("model.layers.")?.split_once('.')?.0.parse().ok()
+    name.strip_prefix(LAYERS_PREFIX)?.split_once('.')?.0.parse().ok()
 }
 
 /// `name` (a `model.layers.I.*` tensor) with its layer index replaced by `l`.
 fn rename_layer(name: &str, l: usize) -> String {
-    let rest = name.strip_prefix("model.layers.").and_then(|r| r.split_once('.')).map(|(_, t)| t).unwrap_or(name);
-    format!("model.layers.{l}.{rest}")
+    let rest = name.strip_prefix(LAYERS_PREFIX).and_then(|r| r.split_once('.')).map(|(_, t)| t).unwrap_or(name);
+    format!("{LAYERS_PREFIX}{l}.{rest}")
 }
 
 /// The README written into a grafted checkpoint: what was added and how to use it.

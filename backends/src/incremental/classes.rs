@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use crate::sparse::SparseMatrix;
+use crate::cpu::SparseMatrix;
 
 /// A projection's rows grouped into classes equal outside the shared columns (see the module docs).
 #[derive(Clone, Debug)]

@@ -20,14 +20,14 @@
 //! real sum, in any order, and the rows that tie with the maximum are exactly those that differ from the
 //! chosen pattern only in columns with `x_j = 0`; the first of them is the group's answer. Where that check
 //! fails, the group's rows are summed one by one in increasing column order (the incremental executor's full
-//! product) and compared as [`crate::sparse::argmax`] does. Plain rows are kept as an ordinary incremental
+//! product) and compared as [`crate::cpu::argmax`] does. Plain rows are kept as an ordinary incremental
 //! projection. The greedy token is the first maximum over the groups' answers and the plain rows; any NaN or
 //! infinite input, or a NaN logit, falls back to the full product and `argmax`.
 
 use std::collections::HashMap;
 
-use crate::sparse::SparseMatrix;
-use crate::sparse::model::silu;
+use crate::cpu::SparseMatrix;
+use crate::cpu::math::silu;
 
 /// Pattern columns per group at most (a group's table holds `2^p` row indices).
 const MAX_PATTERN_BITS: usize = 12;
@@ -282,7 +282,7 @@ fn dirty_groups(col_ptr: &[u32], col_groups: &[u32], changed: &[u32], mark: &mut
 /// every row's sum is its exact real value in any order) and with no zero input among the pattern columns,
 /// the best rows are those whose signs agree with the inputs (a pattern may repeat, as often for every
 /// pattern), and every other row is at most `y* - 2·min_j |w_j x_j|`. When `tap` times that is below `-90`, every other row's `silu(tap · y)` is
-/// exactly `-0` (below `-89`; [`crate::sparse::model::silu`]), so only the best row is computed (in the full
+/// exactly `-0` (below `-89`; [`crate::cpu::math::silu`]), so only the best row is computed (in the full
 /// product's order, so its value is the full product's bit for bit). Otherwise every row of the group is
 /// computed as the full product computes it. The outputs equal the full computation's bit for bit.
 #[derive(Clone, Debug)]
@@ -695,7 +695,7 @@ mod tests {
                     want = (v, r);
                 }
             }
-            assert_eq!(want.1, crate::sparse::argmax(&full), "step {step}: x {x:?} logits {full:?}");
+            assert_eq!(want.1, crate::cpu::argmax(&full), "step {step}: x {x:?} logits {full:?}");
             assert_eq!(want.0, full[want.1 as usize], "step {step}");
         }
     }

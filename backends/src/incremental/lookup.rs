@@ -17,9 +17,9 @@
 
 use std::collections::HashMap;
 
-use super::model::silu_quiet;
+use super::projection::silu_quiet;
 use super::tracked::Tracked;
-use crate::sparse::SparseMatrix;
+use crate::cpu::SparseMatrix;
 
 /// A block needs at least this many rows sharing one column set to be looked up (fewer are cheap anyway).
 pub const MIN_ROWS: usize = 32;

@@ -26,18 +26,23 @@
 //!   ([`factored`]): per group of rows that differ only in the signs of a few columns, the row whose signs agree
 //!   with the input, exact where every logit of the group is its exact real sum.
 //!
-//! Every f32 operation outside the projection sums and `Σ x²` is the sparse executor's own
-//! ([`crate::sparse`]'s layer helpers), so on woven checkpoints the logits are the sparse executor's bit for
+//! Every f32 operation outside the projection sums and `Σ x²` is the one the sparse executor calls
+//! ([`crate::cpu::math`]), so on woven checkpoints the logits are the sparse executor's bit for
 //! bit; on trained weights (the fixtures) every sum falls back to the full product and the result is the
 //! sparse executor's up to summation order. It needs nothing but `config.json` and the weights.
 //!
-//! [`model`] holds the executor, [`exact`] the exactness certificates, [`tracked`] the vectors, [`classes`] the
-//! row classes, [`factored`] the split lm_head, [`lookup`] the table lookups.
+//! [`model`] holds the executor (the layers, the residual routing, the norms and the MLP), `projection` the
+//! incremental projection, `deltanet` the Gated DeltaNet mixer, `argmax` the kept greedy token; [`exact`] the
+//! exactness certificates, [`tracked`] the vectors, [`classes`] the row classes, [`factored`] the split lm_head,
+//! [`lookup`] the table lookups.
 
 pub mod classes;
 pub mod exact;
 pub mod factored;
 pub mod lookup;
+mod argmax;
+mod deltanet;
+mod projection;
 pub mod model;
 pub mod tracked;
 

@@ -214,3 +214,23 @@ mod tests {
         assert_eq!((u.ch().to_vec(), u.old().to_vec()), kept);
     }
 }
+
+/// Helpers of the incremental executor's unit tests.
+#[cfg(test)]
+pub(super) mod testing {
+    use super::Tracked;
+
+    /// One token's input: `x` takes the values `v`, recording what changed.
+    pub fn feed(x: &mut Tracked, v: &[f32]) {
+        x.begin();
+        for (i, e) in v.iter().enumerate() {
+            x.set(i, *e);
+        }
+        x.finish();
+    }
+
+    /// The bit patterns of `u` (to compare f32 vectors exactly, signed zeros included).
+    pub fn bits(u: &[f32]) -> Vec<u32> {
+        u.iter().map(|e| e.to_bits()).collect()
+    }
+}

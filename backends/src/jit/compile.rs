@@ -1,6 +1,6 @@
 //! [`Compiler`]: sparse matrices into native code (cranelift); [`CompiledMatrix`]: their products.
 
-use crate::sparse::SparseMatrix;
+use crate::cpu::SparseMatrix;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName};

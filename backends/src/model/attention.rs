@@ -10,6 +10,7 @@ use super::layers::{Linear, RmsNorm};
 use super::ModelError;
 use crate::checkpoint::TensorSource;
 use crate::config::Qwen35Config;
+use crate::names::LayerTensor;
 use burn::tensor::{activation, Bool, Device, Tensor, TensorData};
 
 /// The KV cache of one attention layer: `[B, kv_heads, L, head_dim]` each, `None` before the first token.
@@ -34,15 +35,15 @@ pub(crate) struct Attention {
 }
 
 impl Attention {
-    pub fn load(ck: &dyn TensorSource, cfg: &Qwen35Config, prefix: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, cfg: &Qwen35Config, layer: usize, device: &Device) -> Result<Self, ModelError> {
         let eps = cfg.rms_norm_eps;
         Ok(Self {
-            q_proj: Linear::load(ck, &format!("{prefix}.q_proj.weight"), device)?,
-            k_proj: Linear::load(ck, &format!("{prefix}.k_proj.weight"), device)?,
-            v_proj: Linear::load(ck, &format!("{prefix}.v_proj.weight"), device)?,
-            o_proj: Linear::load(ck, &format!("{prefix}.o_proj.weight"), device)?,
-            q_norm: RmsNorm::load(ck, &format!("{prefix}.q_norm.weight"), eps, device)?,
-            k_norm: RmsNorm::load(ck, &format!("{prefix}.k_norm.weight"), eps, device)?,
+            q_proj: Linear::load(ck, &LayerTensor::QProj.name(layer), device)?,
+            k_proj: Linear::load(ck, &LayerTensor::KProj.name(layer), device)?,
+            v_proj: Linear::load(ck, &LayerTensor::VProj.name(layer), device)?,
+            o_proj: Linear::load(ck, &LayerTensor::OProj.name(layer), device)?,
+            q_norm: RmsNorm::load(ck, &LayerTensor::QNorm.name(layer), eps, device)?,
+            k_norm: RmsNorm::load(ck, &LayerTensor::KNorm.name(layer), eps, device)?,
             heads: cfg.num_attention_heads,
             kv_heads: cfg.num_key_value_heads,
             head_dim: cfg.head_dim,

@@ -15,6 +15,7 @@ use super::layers::{upload, GatedRmsNorm, Linear};
 use super::ModelError;
 use crate::checkpoint::TensorSource;
 use crate::config::Qwen35Config;
+use crate::names::LayerTensor;
 use burn::tensor::{activation, Device, Tensor};
 
 /// The per-sequence state of one DeltaNet layer.
@@ -47,28 +48,28 @@ pub(crate) struct GatedDeltaNet {
 }
 
 impl GatedDeltaNet {
-    pub fn load(ck: &dyn TensorSource, cfg: &Qwen35Config, prefix: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, cfg: &Qwen35Config, layer: usize, device: &Device) -> Result<Self, ModelError> {
         let (k, c) = (cfg.linear_conv_kernel_dim, cfg.linear_conv_dim());
         let hv = cfg.linear_num_value_heads;
-        let cw = ck.tensor(&format!("{prefix}.conv1d.weight"))?; // [C, 1, K]
+        let cw = ck.tensor(&LayerTensor::Conv1d.name(layer))?; // [C, 1, K]
         let mut conv = vec![0f32; k * c];
         for ch in 0..c {
             for j in 0..k {
                 conv[j * c + ch] = cw.data[ch * k + j];
             }
         }
-        let a_log = ck.tensor(&format!("{prefix}.A_log"))?;
-        let dt = ck.tensor(&format!("{prefix}.dt_bias"))?;
+        let a_log = ck.tensor(&LayerTensor::ALog.name(layer))?;
+        let dt = ck.tensor(&LayerTensor::DtBias.name(layer))?;
         Ok(Self {
-            in_qkv: Linear::load(ck, &format!("{prefix}.in_proj_qkv.weight"), device)?,
-            in_z: Linear::load(ck, &format!("{prefix}.in_proj_z.weight"), device)?,
-            in_b: Linear::load(ck, &format!("{prefix}.in_proj_b.weight"), device)?,
-            in_a: Linear::load(ck, &format!("{prefix}.in_proj_a.weight"), device)?,
+            in_qkv: Linear::load(ck, &LayerTensor::InProjQkv.name(layer), device)?,
+            in_z: Linear::load(ck, &LayerTensor::InProjZ.name(layer), device)?,
+            in_b: Linear::load(ck, &LayerTensor::InProjB.name(layer), device)?,
+            in_a: Linear::load(ck, &LayerTensor::InProjA.name(layer), device)?,
             conv_w: upload(conv, [k, c], device),
             neg_a: upload(a_log.data.iter().map(|v| -v.exp()).collect(), [1, 1, hv], device),
             dt_bias: upload(dt.data, [1, 1, hv], device),
-            norm: GatedRmsNorm::load(ck, &format!("{prefix}.norm.weight"), cfg.rms_norm_eps, device)?,
-            out: Linear::load(ck, &format!("{prefix}.out_proj.weight"), device)?,
+            norm: GatedRmsNorm::load(ck, &LayerTensor::GatedNorm.name(layer), cfg.rms_norm_eps, device)?,
+            out: Linear::load(ck, &LayerTensor::OutProj.name(layer), device)?,
             k,
             hk: cfg.linear_num_key_heads,
             hv,

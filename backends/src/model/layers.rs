@@ -5,6 +5,7 @@
 
 use super::ModelError;
 use crate::checkpoint::TensorSource;
+use crate::names::LayerTensor;
 use burn::tensor::{activation, Device, Tensor, TensorData};
 
 /// Upload a host buffer as a tensor of shape `shape`.
@@ -95,11 +96,11 @@ pub(crate) struct Mlp {
 }
 
 impl Mlp {
-    pub fn load(ck: &dyn TensorSource, prefix: &str, device: &Device) -> Result<Self, ModelError> {
+    pub fn load(ck: &dyn TensorSource, layer: usize, device: &Device) -> Result<Self, ModelError> {
         Ok(Self {
-            gate: Linear::load(ck, &format!("{prefix}.gate_proj.weight"), device)?,
-            up: Linear::load(ck, &format!("{prefix}.up_proj.weight"), device)?,
-            down: Linear::load(ck, &format!("{prefix}.down_proj.weight"), device)?,
+            gate: Linear::load(ck, &LayerTensor::GateProj.name(layer), device)?,
+            up: Linear::load(ck, &LayerTensor::UpProj.name(layer), device)?,
+            down: Linear::load(ck, &LayerTensor::DownProj.name(layer), device)?,
         })
     }
 

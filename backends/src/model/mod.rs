@@ -19,6 +19,7 @@ pub use deltanet::DeltaNetState;
 
 use crate::checkpoint::{CheckpointError, TensorSource};
 use crate::config::{LayerType, Qwen35Config};
+use crate::names::{LayerTensor, EMBED_TOKENS, FINAL_NORM, LM_HEAD};
 use attention::Attention;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use deltanet::GatedDeltaNet;
@@ -155,30 +156,29 @@ impl Qwen35Model {
         let cfg = ck.config().clone();
         let eps = cfg.rms_norm_eps;
         let (embed, lm_head) = if cfg.tie_word_embeddings {
-            (Embedding::TiedColumns, Linear::load(ck, "model.embed_tokens.weight", device)?)
+            (Embedding::TiedColumns, Linear::load(ck, EMBED_TOKENS, device)?)
         } else {
-            let head = Linear::load(ck, "lm_head.weight", device)?;
-            let e = ck.tensor("model.embed_tokens.weight")?;
+            let head = Linear::load(ck, LM_HEAD, device)?;
+            let e = ck.tensor(EMBED_TOKENS)?;
             let (v, h) = (e.shape[0], e.shape[1]);
             (Embedding::Rows(upload(e.data, [v, h], device)), head)
         };
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
         for (i, lt) in cfg.layer_types.iter().enumerate() {
-            let p = format!("model.layers.{i}");
             let mixer = match lt {
                 LayerType::LinearAttention => {
-                    Mixer::Linear(GatedDeltaNet::load(ck, &cfg, &format!("{p}.linear_attn"), device)?)
+                    Mixer::Linear(GatedDeltaNet::load(ck, &cfg, i, device)?)
                 }
-                LayerType::FullAttention => Mixer::Full(Attention::load(ck, &cfg, &format!("{p}.self_attn"), device)?),
+                LayerType::FullAttention => Mixer::Full(Attention::load(ck, &cfg, i, device)?),
             };
             layers.push(DecoderLayer {
-                input_norm: RmsNorm::load(ck, &format!("{p}.input_layernorm.weight"), eps, device)?,
-                post_norm: RmsNorm::load(ck, &format!("{p}.post_attention_layernorm.weight"), eps, device)?,
+                input_norm: RmsNorm::load(ck, &LayerTensor::InputNorm.name(i), eps, device)?,
+                post_norm: RmsNorm::load(ck, &LayerTensor::PostNorm.name(i), eps, device)?,
                 mixer,
-                mlp: Mlp::load(ck, &format!("{p}.mlp"), device)?,
+                mlp: Mlp::load(ck, i, device)?,
             });
         }
-        let norm = RmsNorm::load(ck, "model.norm.weight", eps, device)?;
+        let norm = RmsNorm::load(ck, FINAL_NORM, eps, device)?;
         Ok(Self { config: cfg, device: device.clone(), embed, layers, norm, lm_head })
     }
 
@@ -315,4 +315,4 @@ impl Qwen35Model {
 }
 
 /// Index of the largest value (the first one on ties, like `torch.argmax`); shared with the sparse executor.
-pub use crate::sparse::argmax;
+pub use crate::cpu::argmax;

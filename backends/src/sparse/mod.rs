@@ -19,10 +19,9 @@
 //!
 //! Dense reference: the burn model in [`crate::model`]; both must emit the same trace.
 //!
-//! [`matrix`] holds the sparse matrix and its products, [`model`] the layers, the model and its caches.
+//! [`model`] holds the layers, the model and its caches; the sparse matrix and the math are the CPU executors'
+//! floor ([`crate::cpu`]).
 
-pub mod matrix;
 pub mod model;
 
-pub use matrix::SparseMatrix;
-pub use model::{argmax, SparseModel, SparseState};
+pub use model::{SparseModel, SparseState};
