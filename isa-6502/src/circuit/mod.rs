@@ -90,7 +90,7 @@ pub fn mos6502_machine(opts: &Mos6502Options) -> MachineDesc {
     let writes = writes::writes(cx, opts, &state, &fetch, &ops, &exec);
     let next = next::next(cx, opts, &state, &fetch, &ops, &exec, &writes);
     commit::commit(cx, opts, &next);
-    let (ports, io_ranges) = ports::ports(cx, opts, &state, &fetch, &ops, &exec, &writes);
+    let ports = ports::ports(cx, opts, &state, &fetch, &ops, &exec, &writes);
     cx.s.halt(state.kind.stopping);
-    machine_desc(opts, b.finish(), ports, io_ranges)
+    machine_desc(opts, b.finish(), ports.ports, ports.io_ranges)
 }

@@ -12,6 +12,14 @@ use crate::face::{Mos6502Options, PrgBanking, input};
 use isa_api::circuit::{CircuitBuilder, NodeId};
 use isa_api::{IoRange, PortDesc, PortRole};
 
+/// What the ports section returns: the machine's output ports and the IO ranges that name them.
+pub(super) struct Ports {
+    /// In port order: `FAULT`, the configured `OUT` and `EXIT`, and in the NES map `IO_WRITE`, `IO_READ`, `OAM_DMA`.
+    pub ports: Vec<PortDesc>,
+    /// The NES map's IO ranges (empty in the flat map).
+    pub io_ranges: Vec<IoRange>,
+}
+
 /// The ports section: `FAULT` (opcode and PC of a JAM or unstable opcode), the configured `OUT` and `EXIT` (the
 /// writes' `port_writes`), and in the NES map `IO_WRITE`, `IO_READ` and `OAM_DMA` with their IO ranges.
 pub(super) fn ports(
@@ -22,7 +30,7 @@ pub(super) fn ports(
     o: &Operands,
     e: &Execute,
     w: &Writes,
-) -> (Vec<PortDesc>, Vec<IoRange>) {
+) -> Ports {
     let s = &mut *cx.s;
     let bus = NesBus {
         rom: o.data.rom,
@@ -48,7 +56,7 @@ pub(super) fn ports(
         Some(read) if opts.nes => nes_ports(s, &mut ports, opts.prg.banking, read, &o.data.dwords, bus),
         _ => Vec::new(),
     };
-    (ports, io_ranges)
+    Ports { ports, io_ranges }
 }
 
 /// NES map: the step's bus signals that the IO ports carry.
