@@ -370,15 +370,20 @@ def main():
         "first_mismatches": mismatches[:10],
         "seconds": {"load": round(t_load, 1), "teacher_forced_pass": round(t_forced, 1), "decode_tail": round(t_decode, 1)},
         "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
-        "torch": torch.__version__,
-        "transformers": __import__("transformers").__version__,
     }
+    emit_report(report, a.json_out)
+    sys.exit(0 if not mismatches else 1)
+
+
+def emit_report(report, json_out):
+    """Add the torch and transformers versions to `report`, print it as JSON and, given a path, write it there."""
+    report["torch"] = torch.__version__
+    report["transformers"] = __import__("transformers").__version__
     text = json.dumps(report, indent=1)
     print(text)
-    if a.json_out:
-        with open(a.json_out, "w") as f:
+    if json_out:
+        with open(json_out, "w") as f:
             f.write(text + "\n")
-    sys.exit(0 if not mismatches else 1)
 
 
 if __name__ == "__main__":

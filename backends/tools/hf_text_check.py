@@ -42,7 +42,7 @@ import torch  # noqa: E402
 # agreement 1 and KL(base || graft) below this at every position (cli/src/text_check.rs, WIDENED_KL_BOUND).
 WIDENED_KL_BOUND = 1e-6
 from hf_check_trace import (  # noqa: E402
-    cast_on_use, fail, load_model, read_graft, restrict_layers, text_config, unrestrict)
+    cast_on_use, emit_report, fail, load_model, read_graft, restrict_layers, text_config, unrestrict)
 
 CHUNK = 64  # positions per float64 block of the statistics
 
@@ -195,14 +195,8 @@ def main():
         "base": a.base,
         "model": a.model,
         "graft": {"widened": graft["raw"].get("widened"), "machine_layers": [0, m], "base_layers": [m, m + n], "base_vocab": V, "machine_input_tokens": graft["raw"]["machine_input_tokens"], "machine_output_tokens": graft["raw"]["machine_output_tokens"]},
-        "torch": torch.__version__,
-        "transformers": __import__("transformers").__version__,
     }
-    text = json.dumps(report, indent=1)
-    print(text)
-    if a.json_out:
-        with open(a.json_out, "w") as f:
-            f.write(text + "\n")
+    emit_report(report, a.json_out)
     if graft["raw"].get("widened"):
         ok = routed["argmax_agreement"] == 1.0 and routed["kl_max"] < WIDENED_KL_BOUND
     else:

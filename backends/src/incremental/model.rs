@@ -197,19 +197,8 @@ fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
     out.finish_single_writes();
 }
 
-struct Attention {
-    q: Projection,
-    k: Projection,
-    v: Projection,
-    o: Projection,
-    q_norm: Vec<f32>,
-    k_norm: Vec<f32>,
-}
-
-enum Mixer {
-    Linear(DeltaNet),
-    Full(Attention),
-}
+type Attention = crate::cpu::layer::Attention<Projection>;
+type Mixer = crate::cpu::layer::Mixer<DeltaNet, Attention>;
 
 struct Layer {
     input_norm: Vec<f32>,

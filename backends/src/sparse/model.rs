@@ -69,19 +69,8 @@ struct DeltaNet {
     out: Proj,
 }
 
-struct Attention {
-    q: Proj,
-    k: Proj,
-    v: Proj,
-    o: Proj,
-    q_norm: Vec<f32>,
-    k_norm: Vec<f32>,
-}
-
-enum Mixer {
-    Linear(DeltaNet),
-    Full(Attention),
-}
+type Attention = crate::cpu::layer::Attention<Proj>;
+type Mixer = crate::cpu::layer::Mixer<DeltaNet, Attention>;
 
 struct Layer {
     input_norm: Vec<f32>,
