@@ -46,20 +46,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&plan)?);
             return Ok(());
         }
-        println!(
-            "machine {}: {} layers ({} full attention), hidden {}, intermediate {}, DeltaNet {} key / {} value heads (d_k {}, d_v {}), vocab {}, {} parameters (dense)",
-            desc.name,
-            g.layers,
-            alloc.attention_layers.len(),
-            g.hidden,
-            g.intermediate,
-            g.key_heads,
-            g.value_heads,
-            g.dk,
-            g.dv,
-            g.vocab,
-            c.parameter_count()
-        );
+        println!("machine {}: {alloc}, {} parameters (dense)", desc.name, c.parameter_count());
         return Ok(());
     }
     let out = a.out.as_ref().expect("clap requires --out without --plan");

@@ -10,8 +10,11 @@ fn the_plan_of_the_2a03() {
     let cfg = weaver::emit::config(&alloc);
     let g = alloc.geometry;
     eprintln!(
-        "2A03: {} layers, hidden {}, intermediate {}, {} key / {} value heads per layer (d_k {}, d_v {}), vocab {}, {} parameters, {} gates, {} reads, {} step fields",
-        g.layers, g.hidden, g.intermediate, g.key_heads, g.value_heads, g.dk, g.dv, g.vocab, cfg.parameter_count(), net.gates.len(), net.reads.len(), proto.step_fields.len()
+        "2A03: {g}, {} parameters, {} gates, {} reads, {} step fields",
+        cfg.parameter_count(),
+        net.gates.len(),
+        net.reads.len(),
+        proto.step_fields.len()
     );
     for (i, r) in net.reads.iter().enumerate() {
         eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);

@@ -30,18 +30,10 @@ fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usi
     let g = alloc.geometry;
     let params = cfg.parameter_count();
     eprintln!(
-        "rv32im {} KiB {:?}: {} layers, hidden {}, intermediate {}, {} DeltaNet key / {} value heads per layer (d_k {}, d_v {}), vocab {}, \
-         {} parameters ({:.1} GB dense f32), {} gates, {} memory reads, {} trace tokens per step ({:.1} s to allocate)",
+        "rv32im {} KiB {:?}: {g}, {} parameters ({:.1} GB dense f32), {} gates, {} memory reads, {} trace tokens per step \
+         ({:.1} s to allocate)",
         opts.ram_size / 1024,
         opts.layout,
-        g.layers,
-        g.hidden,
-        g.intermediate,
-        g.key_heads,
-        g.value_heads,
-        g.dk,
-        g.dv,
-        g.vocab,
         params,
         params as f64 * 4e-9,
         net.gates.len(),

@@ -724,17 +724,9 @@ fn plan_report(lanes: u32) -> usize {
     let g = alloc.geometry;
     let params = cfgw.parameter_count();
     eprintln!(
-        "simt4 {lanes} lanes, 8 warps: {} circuit nodes; {} layers, hidden {}, intermediate {}, {} DeltaNet key / {} value heads (d_k {}, d_v {}), \
-         vocab {}, {} parameters ({:.2} GB dense f32), {} gates, {} memory reads, {} step fields ({:.1} s)",
+        "simt4 {lanes} lanes, 8 warps: {} circuit nodes; {g}, {} parameters ({:.2} GB dense f32), {} gates, {} memory reads, \
+         {} step fields ({:.1} s)",
         desc.circuit.nodes.len(),
-        g.layers,
-        g.hidden,
-        g.intermediate,
-        g.key_heads,
-        g.value_heads,
-        g.dk,
-        g.dv,
-        g.vocab,
         params,
         params as f64 * 4e-9,
         net.gates.len(),

@@ -121,6 +121,14 @@ pub struct Allocation {
     pub attention_layers: Vec<usize>,
 }
 
+/// The geometry's one-line summary with the number of full-attention layers after the layer count:
+/// `L layers (A full attention), hidden H, intermediate I, DeltaNet K key / V value heads (d_k D, d_v D), vocab N`.
+impl std::fmt::Display for Allocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.geometry.write_summary(f, Some(self.attention_layers.len()))
+    }
+}
+
 impl Allocation {
     /// The slot and the ±1 sign of a signal.
     pub fn slot(&self, s: Sig) -> (usize, f32) {

@@ -27,6 +27,20 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The summary that [`Display`](std::fmt::Display) writes, with `attention_layers` (how many layers are full
+    /// attention) after the layer count when given.
+    pub(crate) fn write_summary(&self, f: &mut std::fmt::Formatter<'_>, attention_layers: Option<usize>) -> std::fmt::Result {
+        write!(f, "{} layers", self.layers)?;
+        if let Some(a) = attention_layers {
+            write!(f, " ({a} full attention)")?;
+        }
+        write!(
+            f,
+            ", hidden {}, intermediate {}, DeltaNet {} key / {} value heads (d_k {}, d_v {}), vocab {}",
+            self.hidden, self.intermediate, self.key_heads, self.value_heads, self.dk, self.dv, self.vocab
+        )
+    }
+
     /// Grow to `target`, or name every dimension that does not fit. `target.layers == 0` takes as many
     /// layers as needed.
     pub fn fit(&self, target: &Geometry) -> Result<Geometry, WeaveError> {
@@ -73,6 +87,14 @@ impl Geometry {
         }
         let layers = if target.layers == 0 { self.layers } else { target.layers };
         if over.is_empty() { Ok(Geometry { layers, ..*target }) } else { Err(WeaveError::Overflow(over.join("; "))) }
+    }
+}
+
+/// One line: `L layers, hidden H, intermediate I, DeltaNet K key / V value heads (d_k D, d_v D), vocab N`
+/// (the [`Allocation`](crate::allocate::Allocation)'s adds how many layers are full attention).
+impl std::fmt::Display for Geometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.write_summary(f, None)
     }
 }
 
