@@ -1,26 +1,17 @@
 //! `loom bench-generate`: load time, prefill time, decode tokens/s and peak memory (VmHWM) of a checkpoint.
 //! A measurement, not a test: figures vary with the machine and its load.
 
-use crate::generate::parse_ids;
+use crate::generate::{DecodeArgs, parse_ids};
 use anyhow::Result;
-use backends::ExecutorKind;
-use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Checkpoint directory.
-    #[arg(long)]
-    pub model: PathBuf,
+    #[command(flatten)]
+    pub decode: DecodeArgs,
     /// Prompt token ids, comma-separated.
     #[arg(long, default_value = "1,2,3,4,5,6,7,8")]
     pub prompt_ids: String,
-    /// Tokens to decode (timed one by one after the prefill).
-    #[arg(long, default_value_t = 16)]
-    pub max_new_tokens: usize,
-    /// Executor (the dense burn ones, flex, ndarray and wgpu, or the sparse ones).
-    #[arg(long, alias = "backend", default_value = "flex", value_parser = crate::executor_parser())]
-    pub executor: ExecutorKind,
     /// Print the figures as JSON (always so: the verb's only format; accepted so that a script may pass it to
     /// every verb that prints figures).
     #[arg(long)]
@@ -37,9 +28,9 @@ pub fn proc_status_bytes(field: &str) -> Option<u64> {
 
 pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
-    anyhow::ensure!(a.max_new_tokens > 0, "--max-new-tokens must be positive");
+    anyhow::ensure!(a.decode.max_new_tokens > 0, "--max-new-tokens must be positive");
     let t0 = Instant::now();
-    let ex = backends::executor::open(a.executor, &a.model)?;
+    let ex = backends::executor::open(a.decode.executor, &a.decode.model)?;
     let params = ex.config().parameter_count();
     let load_s = t0.elapsed().as_secs_f64();
 
@@ -50,15 +41,15 @@ pub fn run(a: Args) -> Result<()> {
 
     let t2 = Instant::now();
     let mut generated = vec![next];
-    for _ in 1..a.max_new_tokens {
+    for _ in 1..a.decode.max_new_tokens {
         next = session.step_argmax(next)?;
         generated.push(next);
     }
     let decode_s = t2.elapsed().as_secs_f64();
-    let decoded = a.max_new_tokens - 1;
+    let decoded = a.decode.max_new_tokens - 1;
     let report = serde_json::json!({
-        "model": a.model.display().to_string(),
-        "executor": a.executor.name(),
+        "model": a.decode.model.display().to_string(),
+        "executor": a.decode.executor.name(),
         "parameters": params,
         "prompt_tokens": ids.len(),
         "load_s": load_s,

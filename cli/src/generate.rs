@@ -4,20 +4,27 @@ use anyhow::{Context, Result};
 use backends::ExecutorKind;
 use std::path::PathBuf;
 
+/// The flags `generate` and `bench-generate` share: the checkpoint, how many tokens, the executor.
 #[derive(clap::Args)]
-pub struct Args {
+pub struct DecodeArgs {
     /// Checkpoint directory (config.json + model.safetensors or sharded safetensors).
     #[arg(long)]
     pub model: PathBuf,
-    /// Prompt token ids, comma-separated (e.g. 1,2,3).
-    #[arg(long)]
-    pub prompt_ids: String,
-    /// Number of tokens to generate.
+    /// Number of tokens to generate (`bench-generate` times them one by one after the prefill).
     #[arg(long, default_value_t = 16)]
     pub max_new_tokens: usize,
     /// Executor (the dense burn ones, flex, ndarray and wgpu, or the sparse ones).
     #[arg(long, alias = "backend", default_value = "flex", value_parser = crate::executor_parser())]
     pub executor: ExecutorKind,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+    /// Prompt token ids, comma-separated (e.g. 1,2,3).
+    #[arg(long)]
+    pub prompt_ids: String,
     /// Write the logits of the generated positions ([N, vocab], f32, tensor `logits`) as safetensors.
     #[arg(long)]
     pub logits_out: Option<PathBuf>,
@@ -56,12 +63,12 @@ pub fn parse_ids(s: &str) -> Result<Vec<u32>> {
 
 pub fn run(a: Args) -> Result<()> {
     let ids = parse_ids(&a.prompt_ids)?;
-    let ex = open_routed(a.executor, &a.model, &a.route)?;
+    let ex = open_routed(a.decode.executor, &a.decode.model, &a.route)?;
     let vocab = ex.config().vocab_size;
     if let Some(bad) = ids.iter().find(|t| **t as usize >= vocab) {
         anyhow::bail!("--prompt-ids: token id {bad} is outside the vocabulary (size {vocab})");
     }
-    let (generated, logits) = generate(ex.as_ref(), &ids, a.max_new_tokens, a.prefill == "stepwise")?;
+    let (generated, logits) = generate(ex.as_ref(), &ids, a.decode.max_new_tokens, a.prefill == "stepwise")?;
     if let Some(path) = &a.logits_out {
         write_logits(path, &logits, vocab)?;
     }
