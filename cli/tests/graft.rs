@@ -62,6 +62,23 @@ fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
     out
 }
 
+/// The grafted checkpoint `g`'s machine replayed against its reference (`loom lockstep CONFIG --model g`) at every
+/// position: no program disagrees.
+fn lockstep_agrees(config: &Path, g: &Path) {
+    let ls = run_ok(loom().args(["lockstep"]).arg(config).arg("--model").arg(g));
+    let text = String::from_utf8_lossy(&ls.stdout);
+    assert!(text.contains("0 programs disagreeing"), "{text}");
+}
+
+/// `loom text-check --json` of the grafted checkpoint `g` against its base `b` over 48 positions: its figures
+/// (checked to cover the 48 positions).
+fn text_check_48(b: &Path, g: &Path) -> serde_json::Value {
+    let out = run_ok(loom().args(["text-check", "--json", "--positions", "48", "--base"]).arg(b).arg("--model").arg(g));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["positions"], 48, "{r}");
+    r
+}
+
 #[test]
 fn acc8_grafted_onto_tied_and_untied_bases() {
     let acc8 = repo().join("configs/acc8.toml");
@@ -124,14 +141,10 @@ fn acc8_grafted_onto_tied_and_untied_bases() {
             assert_eq!(got.stdout, want.stdout, "{ex}");
         }
         // The machine's run replayed against its reference at every position.
-        let ls = run_ok(loom().args(["lockstep"]).arg(&acc8).arg("--model").arg(&g));
-        let text = String::from_utf8_lossy(&ls.stdout);
-        assert!(text.contains("0 programs disagreeing"), "{text}");
+        lockstep_agrees(&acc8, &g);
 
         // The base's text: bit-identical on the text route.
-        let out = run_ok(loom().args(["text-check", "--json", "--positions", "48", "--base"]).arg(&b).arg("--model").arg(&g));
-        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(r["positions"], 48, "{r}");
+        let r = text_check_48(&b, &g);
         assert_eq!(r["bit_identical"], 48, "{r}");
         assert_eq!(r["max_abs_logit_diff"], 0.0, "{r}");
         assert_eq!(r["kl_max"], 0.0, "{r}");
@@ -309,14 +322,10 @@ fn acc8_widened_onto_a_narrow_base() {
     let want = run_ok(loom().args(["run"]).arg(&acc8));
     let got = run_ok(loom().args(["run", "--model"]).arg(&g));
     assert_eq!(got.stdout, want.stdout);
-    let ls = run_ok(loom().args(["lockstep"]).arg(&acc8).arg("--model").arg(&g));
-    let text = String::from_utf8_lossy(&ls.stdout);
-    assert!(text.contains("0 programs disagreeing"), "{text}");
+    lockstep_agrees(&acc8, &g);
 
     // The text: the base's greedy tokens, logits equal to float rounding.
-    let out = run_ok(loom().args(["text-check", "--json", "--positions", "48", "--base"]).arg(&b).arg("--model").arg(&g));
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["positions"], 48, "{r}");
+    let r = text_check_48(&b, &g);
     assert_eq!(r["argmax_agreement"], 1.0, "{r}");
     assert!(r["max_abs_logit_diff"].as_f64().unwrap() < 1e-3, "{r}");
     assert!(r["kl_max"].as_f64().unwrap() < 1e-9, "{r}");
