@@ -85,39 +85,22 @@ pub fn ri(op: &str, rd: u32, rs1: u32, imm: i32) -> u32 {
     }
 }
 
+/// The funct3 of mnemonic `op` in `table`; panics on a mnemonic it does not hold.
+fn funct3(op: &str, table: &[(&str, u32)]) -> u32 {
+    table.iter().find(|(m, _)| *m == op).unwrap_or_else(|| panic!("unknown op {op}")).1
+}
+
 pub fn branch(op: &str, rs1: u32, rs2: u32, off: i32) -> u32 {
-    let f3 = match op {
-        "beq" => 0,
-        "bne" => 1,
-        "blt" => 4,
-        "bge" => 5,
-        "bltu" => 6,
-        "bgeu" => 7,
-        _ => panic!("unknown op {op}"),
-    };
+    let f3 = funct3(op, &[("beq", 0), ("bne", 1), ("blt", 4), ("bge", 5), ("bltu", 6), ("bgeu", 7)]);
     b_type(off, rs2, rs1, f3, 0x63)
 }
 
 pub fn load(op: &str, rd: u32, rs1: u32, off: i32) -> u32 {
-    let f3 = match op {
-        "lb" => 0,
-        "lh" => 1,
-        "lw" => 2,
-        "lbu" => 4,
-        "lhu" => 5,
-        _ => panic!("unknown op {op}"),
-    };
-    i_type(off, rs1, f3, rd, 0x03)
+    i_type(off, rs1, funct3(op, &[("lb", 0), ("lh", 1), ("lw", 2), ("lbu", 4), ("lhu", 5)]), rd, 0x03)
 }
 
 pub fn store(op: &str, rs2: u32, rs1: u32, off: i32) -> u32 {
-    let f3 = match op {
-        "sb" => 0,
-        "sh" => 1,
-        "sw" => 2,
-        _ => panic!("unknown op {op}"),
-    };
-    s_type(off, rs2, rs1, f3, 0x23)
+    s_type(off, rs2, rs1, funct3(op, &[("sb", 0), ("sh", 1), ("sw", 2)]), 0x23)
 }
 
 pub fn lui(rd: u32, imm: u32) -> u32 {
