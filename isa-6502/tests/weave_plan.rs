@@ -7,18 +7,8 @@ use isa_6502::circuit::{Mos6502Options, PrgBanking, PrgRom, mos6502_machine};
 fn the_plan_of_the_2a03() {
     let desc = mos6502_machine(&Mos6502Options::default());
     let (proto, net, sched, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
-    let cfg = weaver::emit::config(&alloc);
     let g = alloc.geometry;
-    eprintln!(
-        "2A03: {g}, {} parameters, {} gates, {} reads, {} step fields",
-        cfg.parameter_count(),
-        net.gates.len(),
-        net.reads.len(),
-        proto.step_fields.len()
-    );
-    for (i, r) in net.reads.iter().enumerate() {
-        eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
-    }
+    eprintln!("2A03: {}\n{}", weaver::plan_summary(&proto, &net, &alloc), weaver::plan_layers(&desc, &net, &sched, &alloc));
     if std::env::var_os("MOS6502_CRITICAL_PATH").is_some() {
         let path: Vec<String> = sched.critical_path(&net).iter().map(|(n, t)| format!("{n}@{t}")).collect();
         eprintln!("  critical path (node@ready sublayer): {}", path.join(" <- "));

@@ -29,25 +29,10 @@ fn report_fit(opts: &Rv32MachineOptions, fit: Option<weaver::Geometry>) -> ((usi
     let cfg = weaver::emit::config(&alloc);
     let g = alloc.geometry;
     let params = cfg.parameter_count();
-    eprintln!(
-        "rv32im {} KiB {:?}: {g}, {} parameters ({:.1} GB dense f32), {} gates, {} memory reads, {} trace tokens per step \
-         ({:.1} s to allocate)",
-        opts.ram_size / 1024,
-        opts.layout,
-        params,
-        params as f64 * 4e-9,
-        net.gates.len(),
-        net.reads.len(),
-        proto.step_fields.len(),
-        t0.elapsed().as_secs_f64()
-    );
-    let units: Vec<usize> = alloc.layers.iter().map(|l| l.units.len()).collect();
-    let heads: Vec<usize> = alloc.layers.iter().map(|l| l.heads.len()).collect();
-    eprintln!("  MLP units per layer {units:?}\n  DeltaNet heads per layer {heads:?}");
+    let (kib, secs) = (opts.ram_size / 1024, t0.elapsed().as_secs_f64());
+    eprintln!("rv32im {kib} KiB {:?}: {} ({secs:.1} s to allocate)", opts.layout, weaver::plan_summary(&proto, &net, &alloc));
     // Where the memory reads sit, and the deepest gates (the critical path's tail).
-    for (i, r) in net.reads.iter().enumerate() {
-        eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
-    }
+    eprintln!("{}", weaver::plan_layers(&desc, &net, &sched, &alloc));
     let mut gate_node = vec![0usize; net.gates.len()];
     for (i, src) in net.nodes.iter().enumerate() {
         if let Source::Gate(gi) = src {

@@ -720,27 +720,11 @@ fn plan_report(lanes: u32) -> usize {
     let desc = simt4_machine(&c).unwrap();
     let t0 = std::time::Instant::now();
     let (proto, net, sched, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
-    let cfgw = weaver::emit::config(&alloc);
     let g = alloc.geometry;
-    let params = cfgw.parameter_count();
-    eprintln!(
-        "simt4 {lanes} lanes, 8 warps: {} circuit nodes; {g}, {} parameters ({:.2} GB dense f32), {} gates, {} memory reads, \
-         {} step fields ({:.1} s)",
-        desc.circuit.nodes.len(),
-        params,
-        params as f64 * 4e-9,
-        net.gates.len(),
-        net.reads.len(),
-        proto.step_fields.len(),
-        t0.elapsed().as_secs_f64()
-    );
+    let (nodes, secs) = (desc.circuit.nodes.len(), t0.elapsed().as_secs_f64());
+    eprintln!("simt4 {lanes} lanes, 8 warps: {nodes} circuit nodes; {} ({secs:.1} s)", weaver::plan_summary(&proto, &net, &alloc));
     if std::env::var_os("SIMT_PLAN_DETAIL").is_some() {
-        let units: Vec<usize> = alloc.layers.iter().map(|l| l.units.len()).collect();
-        let heads: Vec<usize> = alloc.layers.iter().map(|l| l.heads.len()).collect();
-        eprintln!("  MLP units per layer {units:?}\n  DeltaNet heads per layer {heads:?}");
-        for (i, r) in net.reads.iter().enumerate() {
-            eprintln!("  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
-        }
+        eprintln!("{}", weaver::plan_layers(&desc, &net, &sched, &alloc));
         let path: Vec<String> = sched.critical_path(&net).iter().map(|(n, t)| format!("{n}@{t}")).collect();
         eprintln!("  critical path (node@ready time): {}", path.join(" <- "));
     }

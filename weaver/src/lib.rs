@@ -58,6 +58,26 @@ pub struct Woven {
     pub schedule: schedule::Schedule,
 }
 
+/// One line for a plan (see [`plan`]): the geometry, the dense parameters (and their GB as f32), the gates, the
+/// memory reads and the trace fields per step; what the machine crates' plan reports print.
+pub fn plan_summary(proto: &Protocol, net: &net::Netlist, alloc: &allocate::Allocation) -> String {
+    let params = emit::config(alloc).parameter_count();
+    let (gates, reads, fields) = (net.gates.len(), net.reads.len(), proto.step_fields.len());
+    format!("{}, {params} parameters ({:.2} GB dense f32), {gates} gates, {reads} memory reads, {fields} step fields", alloc.geometry, params as f64 * 4e-9)
+}
+
+/// A plan layer by layer, a line each: MLP units and DeltaNet heads per layer, then each memory read and the
+/// layer it sits in.
+pub fn plan_layers(desc: &MachineDesc, net: &net::Netlist, sched: &schedule::Schedule, alloc: &allocate::Allocation) -> String {
+    let units: Vec<usize> = alloc.layers.iter().map(|l| l.units.len()).collect();
+    let heads: Vec<usize> = alloc.layers.iter().map(|l| l.heads.len()).collect();
+    let mut out = format!("  MLP units per layer {units:?}\n  DeltaNet heads per layer {heads:?}");
+    for (i, r) in net.reads.iter().enumerate() {
+        out += &format!("\n  read #{i} of {} in layer {}", desc.memories[r.mem as usize].name, sched.read_sublayer[i] / 2);
+    }
+    out
+}
+
 /// The passes before emission (cheap: no tensors): protocol, pruned netlist, schedule and allocation.
 pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::Netlist, schedule::Schedule, allocate::Allocation), WeaveError> {
     desc.validate()?;
