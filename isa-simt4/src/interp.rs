@@ -79,6 +79,14 @@ impl Simt {
     fn r(&self, lane: u32, reg: u8) -> u32 {
         self.regs[lane as usize][(self.warp * REGS + u32::from(reg)) as usize]
     }
+    /// A multi-step instruction finished its sub-step `k` of `n` (a division's step, a serial access's lane):
+    /// `busy` moves to the next sub-step, and `true` says the instruction stays (same PC, not retired); after
+    /// the last, `busy` returns to 0 and the instruction retires.
+    fn next_substep(&mut self, k: u32, n: u32) -> bool {
+        self.busy = if k + 1 < n { k + 1 } else { 0 };
+        self.busy != 0
+    }
+
     fn set(&mut self, lane: u32, reg: u8, v: u32) {
         let w = self.warp;
         self.regs[lane as usize][(w * REGS + u32::from(reg)) as usize] = v;
@@ -174,12 +182,8 @@ impl Simt {
                         self.set(l, i.rd, v);
                     }
                 }
-                if k + 1 < DIV_STEPS {
-                    self.busy = k + 1;
-                    next_pc = self.pc;
-                    retire = false;
-                } else {
-                    self.busy = 0;
+                if self.next_substep(k, DIV_STEPS) {
+                    (next_pc, retire) = (self.pc, false);
                 }
             }
             o if o.is_memory() => {
@@ -214,12 +218,8 @@ impl Simt {
                             }
                         }
                     }
-                    if l + 1 < lanes {
-                        self.busy = l + 1;
-                        next_pc = self.pc;
-                        retire = false;
-                    } else {
-                        self.busy = 0;
+                    if self.next_substep(l, lanes) {
+                        (next_pc, retire) = (self.pc, false);
                     }
                 } else {
                     let mut vals = Vec::new();
