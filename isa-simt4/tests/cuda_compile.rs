@@ -3,7 +3,7 @@
 //! give `file:line:column` errors; a bad index faults with its lane, index and source line.
 
 use isa_simt4::cuda::{CompileError, compile};
-use isa_simt4::{FaultKind, KernelImage, LaunchSpec, Simt, Simt4Config, Stop};
+use isa_simt4::{Fault, FaultKind, KernelImage, LaunchSpec, Simt, Simt4Config, Stop};
 use std::path::Path;
 
 fn cfg(lanes: u32) -> Simt4Config {
@@ -33,6 +33,17 @@ fn run_on(src: &str, toml: &str, lanes: u32) -> (KernelImage, serde_json::Value)
     );
     let j = image.arrays_json(&m.global);
     (image, j)
+}
+
+/// Compile and run on 4 lanes a kernel that must fault; the fault and the image (for its line table).
+fn fault_on(src: &str, toml: &str) -> (Fault, KernelImage) {
+    let c = cfg(4);
+    let image = compile(src, "k.cu", &spec(toml), &c).unwrap_or_else(|e| panic!("{e}"));
+    let mut m = Simt::new(c, &image.words(), &image.global).unwrap();
+    let Some(Stop::Fault(f)) = m.run(10_000) else {
+        panic!("no fault")
+    };
+    (f, image)
 }
 
 /// Run on 4 and 8 lanes; both results must agree; the arrays as i64 vectors by name.
@@ -909,34 +920,13 @@ fn too_many_live_values_and_too_long_programs_are_errors() {
 #[test]
 fn an_out_of_bounds_access_faults_with_lane_index_and_line() {
     let src = "__global__ void k(int *out, const int *a) {\n  int i = threadIdx.x;\n  int v = i * 2;\n  out[i] =\n    a[v];\n}\n";
-    let c = cfg(4);
-    let image = compile(
-        src,
-        "k.cu",
-        &spec("block = 4\n[args]\nout = \"zeros(4)\"\na = [1, 2, 3, 4, 5]\n"),
-        &c,
-    )
-    .unwrap();
-    let mut m = Simt::new(c, &image.words(), &image.global).unwrap();
-    let Some(Stop::Fault(f)) = m.run(10_000) else {
-        panic!("no fault")
-    };
+    let (f, image) = fault_on(src, "block = 4\n[args]\nout = \"zeros(4)\"\na = [1, 2, 3, 4, 5]\n");
     assert_eq!(f.kind, FaultKind::Bounds);
     assert_eq!((f.lane, f.index), (3, 6));
     assert_eq!(image.lines[f.pc as usize], 5);
     // A second warp's lane, on a shared array with a negative index.
     let src = "__global__ void k(int *out) {\n  __shared__ int s[8];\n  int t = threadIdx.x;\n  s[t] = t;\n  __syncthreads();\n  out[t] = s[t - 5];\n}\n";
-    let image = compile(
-        src,
-        "k.cu",
-        &spec("block = 8\n[args]\nout = \"zeros(8)\"\n"),
-        &c,
-    )
-    .unwrap();
-    let mut m = Simt::new(c, &image.words(), &image.global).unwrap();
-    let Some(Stop::Fault(f)) = m.run(10_000) else {
-        panic!("no fault")
-    };
+    let (f, image) = fault_on(src, "block = 8\n[args]\nout = \"zeros(8)\"\n");
     assert_eq!((f.warp, f.lane, f.index), (0, 0, (-5i32) as u32));
     assert_eq!(image.lines[f.pc as usize], 6);
 }
