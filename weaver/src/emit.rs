@@ -426,6 +426,7 @@ fn emit_lm_head(net: &Netlist, a: &Allocation, proto: &Protocol, lm: &mut HostTe
 
 #[cfg(test)]
 mod tests {
+    use backends::names::LayerTensor;
     use crate::numerics::{norm_gain_weight, K_MLP};
     use crate::{weave, WeaveOptions};
     use isa_api::{CircuitBuilder, MachineDesc, RegisterDesc};
