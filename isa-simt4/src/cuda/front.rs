@@ -48,6 +48,20 @@ fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// The index just past the string or character literal whose opening quote is `b[i]`: escapes skipped, a
+/// literal left open ends at its line's end.
+fn skip_quoted(b: &[u8], mut i: usize) -> usize {
+    let q = b[i];
+    i += 1;
+    while i < b.len() && b[i] != q && b[i] != b'\n' {
+        if b[i] == b'\\' {
+            i += 1;
+        }
+        i += 1;
+    }
+    i + 1
+}
+
 /// Blank comments (keeping newlines). String and character literals are kept as they are.
 fn blank_comments(b: &mut [u8]) {
     let mut i = 0;
@@ -76,16 +90,7 @@ fn blank_comments(b: &mut [u8]) {
                     }
                 }
             }
-            (q @ (b'"' | b'\''), _) => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
+            (b'"' | b'\'', _) => i = skip_quoted(b, i),
             _ => i += 1,
         }
     }
@@ -173,15 +178,7 @@ impl Parsed {
         let mut i = 0;
         while i < b.len() {
             if b[i] == b'"' || b[i] == b'\'' {
-                let q = b[i];
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
+                i = skip_quoted(&b, i);
                 continue;
             }
             if is_ident(b[i]) {
