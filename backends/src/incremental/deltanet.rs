@@ -15,8 +15,8 @@ pub(super) struct DeltaNet {
     /// When no v channel has conv history: the v rows `[nv * d_v]` of `in_proj_qkv` as row lists, computed
     /// only for a head that writes (v is read nowhere else), in the full product's order.
     pub(super) v_rows: Option<RowLists>,
-    /// With `v_rows`: per value head `h`, the input columns its v rows read are
-    /// `v_cols.1[v_cols.0[h]..v_cols.0[h + 1]]` (a change of one unsettles the head, see `DeltaState::settled`).
+    /// With `v_rows`: per input column `c`, the value heads whose v rows read it,
+    /// `v_cols.1[v_cols.0[c]..v_cols.0[c + 1]]` (a change of `c` unsettles them, see `DeltaState::settled`).
     pub(super) v_cols: Option<(Vec<u32>, Vec<u32>)>,
     /// `in_proj_z`, or when every value head's `d_v` rows are identical ([`z_per_head`]) one row per head
     /// `[nv, hidden]` (`z_per_head` set): equal rows give equal products bit for bit, so each head's gate
@@ -68,18 +68,24 @@ impl RowLists {
     }
 }
 
-/// Per value head (`d_v` rows each) of `rows`: the input columns its rows read, ascending, each once, as
-/// offsets and a column list.
-pub(super) fn v_columns(rows: &RowLists, dv: usize) -> (Vec<u32>, Vec<u32>) {
+/// Per input column (`cols` of them) of `rows`: the value heads (`d_v` rows each) whose rows read it, ascending,
+/// each once, as offsets and a head list.
+pub(super) fn v_column_heads(rows: &RowLists, dv: usize, cols: usize) -> (Vec<u32>, Vec<u32>) {
     let heads = (rows.ptr.len() - 1) / dv;
-    let mut ptr = vec![0u32];
-    let mut list = Vec::new();
+    let mut per_col: Vec<Vec<u32>> = vec![Vec::new(); cols];
     for h in 0..heads {
         let (a, b) = (rows.ptr[h * dv] as usize, rows.ptr[(h + 1) * dv] as usize);
-        let mut cols = rows.cols[a..b].to_vec();
-        cols.sort_unstable();
-        cols.dedup();
-        list.extend(cols);
+        for &c in &rows.cols[a..b] {
+            let l = &mut per_col[c as usize];
+            if l.last() != Some(&(h as u32)) {
+                l.push(h as u32);
+            }
+        }
+    }
+    let mut ptr = vec![0u32];
+    let mut list = Vec::new();
+    for l in per_col {
+        list.extend(l);
         ptr.push(list.len() as u32);
     }
     (ptr, list)
@@ -169,14 +175,10 @@ pub(super) struct DeltaState {
     /// Per value head (with `DeltaNet::v_rows`): its last write found `v - S^T k` exactly zero (a write that
     /// changed nothing), and since then neither its state, nor its key head's k channels, nor an input its v
     /// rows read has changed: the write of this token would compute the same `v` and `S^T k` and change
-    /// nothing again, so it is skipped (and `v` not computed).
+    /// nothing again, so it is skipped (and `v` not computed), and the head is not even visited unless its
+    /// query or gate changed. A change of any of those unsettles the head as it happens (an input column
+    /// through `DeltaNet::v_cols`, a key through its key head, the state at a decay).
     pub(super) settled: Vec<bool>,
-    /// Per value head: the call (`calls`) at which it became settled; per input column: the last call that
-    /// changed it. A settled head is unsettled at its next write when a column its v rows read changed since.
-    pub(super) settled_at: Vec<u64>,
-    pub(super) changed_at: Vec<u64>,
-    /// Calls of this mixer so far.
-    pub(super) calls: u64,
     /// Per key head, q then k (`2 nk` lists): the channels of the head (`0..d_k`, ascending) whose act is
     /// nonzero, kept from the act's changes: a head's q or k is normalised from them, not from all `d_k`.
     pub(super) nonzero: Vec<Vec<u32>>,
@@ -331,15 +333,16 @@ impl DeltaNet {
         for &j in ds.z.y.ch() {
             z_dirty[j as usize / z_rows] = true;
         }
-        // Heads whose write may do something again (see `DeltaState::settled`): the inputs' changes are
-        // stamped here and checked at a settled head's write; a changed key unsettles its heads now.
-        if d.v_cols.is_some() {
-            ds.calls += 1;
+        // Heads whose write may do something again (see `DeltaState::settled`): a changed input column or key
+        // unsettles the heads that read it.
+        if let Some((ptr, heads)) = &d.v_cols {
             if first {
                 ds.settled.fill(false);
             } else {
                 for &c in x.ch() {
-                    ds.changed_at[c as usize] = ds.calls;
+                    for &hv in &heads[ptr[c as usize] as usize..ptr[c as usize + 1] as usize] {
+                        ds.settled[hv as usize] = false;
+                    }
                 }
                 let per_k = nv / nk;
                 for (ki, _) in k_dirty.iter().enumerate().filter(|(_, d)| **d) {
@@ -401,11 +404,11 @@ impl DeltaNet {
             }
         }
         let per_k = nv / nk;
-        // The heads with anything to do: writing or decaying ones, those whose gate changed, and the lit ones
-        // whose query changed. The others' state and output are as they were.
+        // The heads with anything to do: writing (not settled) or decaying ones, those whose gate changed, and
+        // the lit ones whose query changed. The others' state and output are as they were.
         ds.visit.clear();
         {
-            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, lit, .. } = &mut *ds;
+            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, lit, settled, decay, .. } = &mut *ds;
             let mut add = |hv: usize| {
                 if !visit_mark[hv] {
                     visit_mark[hv] = true;
@@ -415,7 +418,15 @@ impl DeltaNet {
             if first {
                 (0..nv).for_each(&mut add);
             } else {
-                writers.members.iter().chain(&decaying.members).for_each(|hv| add(*hv as usize));
+                for &hv in &writers.members {
+                    let hv = hv as usize;
+                    if !settled[hv] {
+                        add(hv);
+                    } else if decay[hv] == 1.0 {
+                        n.settled_writes += 1; // its write is skipped (a decaying one is unsettled below)
+                    }
+                }
+                decaying.members.iter().for_each(|hv| add(*hv as usize));
                 // The lit heads of the changed queries' key heads: from the lit set or key head by key head,
                 // whichever is shorter.
                 let keys = q_changed.iter().filter(|c| **c).count();
@@ -446,11 +457,6 @@ impl DeltaNet {
                 // A factor in [0, 1] keeps the state within its bound.
                 ds.bounded[hv] &= (0.0..=1.0).contains(&decay);
             }
-            if let (true, true, Some((ptr, cols))) = (ds.beta[hv] != 0.0, ds.settled[hv], &d.v_cols) {
-                let since = ds.settled_at[hv];
-                ds.settled[hv] = cols[ptr[hv] as usize..ptr[hv + 1] as usize].iter().all(|&c| ds.changed_at[c as usize] <= since);
-            }
-            n.settled_writes += (ds.beta[hv] != 0.0 && ds.settled[hv]) as u64;
             if let (true, false, Some(kv)) = (ds.beta[hv] != 0.0, ds.settled[hv], &ds.kh[ki]) {
                 let vh = match &d.v_rows {
                     None => &v[hv * dv..(hv + 1) * dv],
@@ -467,7 +473,6 @@ impl DeltaNet {
                 };
                 let (changed, settled) = write_head_settled(stt, kv, vh, ds.beta[hv], &mut ds.write_scratch);
                 ds.settled[hv] = settled && d.v_cols.is_some();
-                ds.settled_at[hv] = ds.calls;
                 if changed {
                     s_changed = true;
                     ds.bounded[hv] &= kv.iter().all(|(r, _)| stt[*r as usize * dv..(*r as usize + 1) * dv].iter().all(|e| e.abs() <= STATE_BOUND));

@@ -2,7 +2,7 @@
 //! activations and caches.
 
 use super::argmax::{ArgmaxBlocks, SplitHead, SplitHeadState};
-use super::deltanet::{split_rows, v_columns, z_per_head, DeltaNet, DeltaState, HeadSet};
+use super::deltanet::{split_rows, v_column_heads, z_per_head, DeltaNet, DeltaState, HeadSet};
 use super::projection::{full_product, ProjState, Projection};
 use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
 use super::exact::{squares_cap, InputGrid};
@@ -404,15 +404,15 @@ impl IncrementalModel {
                         let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
                         (Projection::from_matrix(qk), Some(v))
                     };
-                    let v_cols = v_rows.as_ref().map(|rows| v_columns(rows, cfg.linear_value_head_dim));
+                    let v_cols = v_rows.as_ref().map(|rows| v_column_heads(rows, cfg.linear_value_head_dim, cfg.hidden_size));
                     let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
                     let norm_w = get(&LayerTensor::GatedNorm.name(i))?.data.clone();
                     let z_full = SparseMatrix::from_dense(get(&LayerTensor::InProjZ.name(i))?);
                     mark_columns(&z_full, &mut touch);
                     mark_columns(&z_full, &mut mixer_cols);
                     let (z, z_per_head) = match z_per_head(&z_full, cfg.linear_value_head_dim) {
-                        Some(m) => (Projection::from_matrix(m), true),
-                        None => (Projection::from_matrix(z_full), false),
+                        Some(m) => (Projection::from_matrix(m).feeding_gate(), true),
+                        None => (Projection::from_matrix(z_full).feeding_gate(), false),
                     };
                     Mixer::Linear(DeltaNet {
                         qkv,
@@ -561,9 +561,6 @@ impl IncrementalModel {
                         v_head: vec![0.0; dv],
                         write_scratch: vec![0.0; 2 * dv],
                         settled: vec![false; nv],
-                        settled_at: vec![0; nv],
-                        changed_at: vec![0; hsz],
-                        calls: 0,
                         l2_scratch: Vec::new(),
                         nonzero: vec![Vec::new(); 2 * nk],
                         onehot: SiluGroupsState::default(),

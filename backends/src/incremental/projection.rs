@@ -24,8 +24,8 @@ pub(super) struct Projection {
     /// Per column: it holds a nonzero. Changes of the other inputs are ignored, and their values left out
     /// of the input's grid (they meet no weight).
     pub(super) used: Vec<bool>,
-    /// The output feeds only `silu` (an MLP's `gate_proj`): a row whose old and new values both have an exact
-    /// zero `silu` ([`silu_quiet`]) is updated but not reported as changed.
+    /// The output feeds only `silu` (an MLP's `gate_proj`, a DeltaNet's `in_proj_z`): a row whose old and new
+    /// values both have an exact zero `silu` ([`silu_quiet`]) is updated but not reported as changed.
     pub(super) silu_input: bool,
     /// Blocks of rows that read one small set of columns, kept out of `m` and updated by their live rows
     /// ([`LookupRows`]; `gate_proj` only). Per block also: which columns it reads.
@@ -160,6 +160,15 @@ impl Projection {
             .collect();
         p.silu_input = true;
         p
+    }
+
+    /// This projection as a DeltaNet's output gate `in_proj_z`: its output feeds only `silu` in the gated norm,
+    /// so a row whose old and new values both have an exact zero `silu` is updated but not reported as changed
+    /// (see `Projection::silu_input`; the head's output then differs at most in the sign of zero entries,
+    /// which `out_proj` skips as it skips every zero). No lookup blocks.
+    pub(super) fn feeding_gate(mut self) -> Self {
+        self.silu_input = true;
+        self
     }
 
     /// Nonzero weights, the lookup blocks' included.
