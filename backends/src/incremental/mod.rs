@@ -18,8 +18,9 @@
 //!   changed entries; a DeltaNet value head reads its state again only when its query, gate or state
 //!   changed (and not at all while its gate is exactly off and its state bounded: it then outputs only
 //!   signed zeros, which `out_proj` skips, and `+0` stands for them; such a head is not even visited when
-//!   only its query changed), and writes whenever `beta != 0` (as
-//!   the full computation does); full attention is recomputed every token (its cache grows) unless its
+//!   only its query changed, nor for a gate entry that moved between two values of exactly zero `silu`), and
+//!   writes whenever `beta != 0` (as the full computation does) unless its write is settled (it would change
+//!   nothing: such a head is not visited until an input of its write changes); full attention is recomputed every token (its cache grows) unless its
 //!   `o_proj` is all zero; where each value head's `in_proj_z` rows repeat, `z` is kept per head, and where
 //!   no v channel has conv history, a head's v is computed only when it writes;
 //! - the greedy token ([`IncrementalModel::step_argmax`]) comes from the lm_head's sign-product groups
