@@ -3,11 +3,13 @@
 
 use super::factored::{SiluGroups, SiluGroupsState};
 use super::model::Counters;
-use super::projection::{ProjState, Projection};
+use super::projection::{mark_columns, ProjState, Projection};
 use super::tracked::Tracked;
 use crate::config::Qwen35Config;
-use crate::cpu::math::{l2_normalise, read_head, sigmoid, silu, softplus, write_head_settled};
-use crate::cpu::SparseMatrix;
+use crate::cpu::math::{conv_history, l2_normalise, read_head, sigmoid, silu, softplus, write_head_settled};
+use crate::cpu::{CheckedWeights, SparseMatrix};
+use crate::error::CpuError;
+use crate::names::LayerTensor;
 
 pub(super) struct DeltaNet {
     /// `in_proj_qkv` `[conv_dim, hidden]`; with `v_rows`, its q and k rows only (the v rows empty).
@@ -243,6 +245,104 @@ impl HeadSet {
 
 /// The bound on a DeltaNet state entry under which a read of at most 2^20 rows is finite in f32.
 pub(super) const STATE_BOUND: f32 = 1e30;
+
+impl DeltaNet {
+    /// Layer `layer`'s Gated DeltaNet from the checked weights `w`: the one-hot query and key groups, the v rows
+    /// kept per head where no v channel has conv history, `z` per head where its rows repeat. Marks in `touch` and
+    /// `mixer_cols` `[hidden]` the input columns `in_proj_qkv` and `in_proj_z` read. Errors name a missing or
+    /// misshapen tensor.
+    pub(super) fn new(cfg: &Qwen35Config, w: &CheckedWeights, layer: usize, touch: &mut [bool], mixer_cols: &mut [bool]) -> Result<Self, CpuError> {
+        let qkv_full = SparseMatrix::from_dense(w.get(&LayerTensor::InProjQkv.name(layer))?);
+        mark_columns(&qkv_full, touch);
+        mark_columns(&qkv_full, mixer_cols);
+        let conv = w.get(&LayerTensor::Conv1d.name(layer))?.data.clone();
+        let k = cfg.linear_conv_kernel_dim;
+        let has_history = conv_history(&conv, k);
+        let key_dim = cfg.linear_num_key_heads * cfg.linear_key_head_dim;
+        let last_tap: Vec<f32> = conv.chunks_exact(k).map(|w| w[k - 1]).collect();
+        let onehot = SiluGroups::find(&qkv_full, &last_tap, &|r| (r as usize) < 2 * key_dim && !has_history[r as usize]);
+        let qkv_full = match &onehot {
+            Some(g) => g.plain(&qkv_full),
+            None => qkv_full,
+        };
+        let (qkv, v_rows) = if has_history[2 * key_dim..].iter().any(|h| *h) {
+            (Projection::from_matrix(qkv_full), None)
+        } else {
+            let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
+            (Projection::from_matrix(qk), Some(v))
+        };
+        let v_cols = v_rows.as_ref().map(|rows| v_column_heads(rows, cfg.linear_value_head_dim, cfg.hidden_size));
+        let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
+        let norm_w = w.get(&LayerTensor::GatedNorm.name(layer))?.data.clone();
+        let z_full = SparseMatrix::from_dense(w.get(&LayerTensor::InProjZ.name(layer))?);
+        mark_columns(&z_full, touch);
+        mark_columns(&z_full, mixer_cols);
+        let (z, z_per_head) = match z_per_head(&z_full, cfg.linear_value_head_dim) {
+            Some(m) => (Projection::from_matrix(m).feeding_gate(), true),
+            None => (Projection::from_matrix(z_full).feeding_gate(), false),
+        };
+        Ok(DeltaNet {
+            qkv,
+            v_rows,
+            v_cols,
+            z,
+            z_per_head,
+            b: Projection::from_tensor(w, &LayerTensor::InProjB.name(layer))?,
+            a: Projection::from_tensor(w, &LayerTensor::InProjA.name(layer))?,
+            out: Projection::from_tensor(w, &LayerTensor::OutProj.name(layer))?,
+            last_tap,
+            onehot,
+            conv,
+            history,
+            has_history,
+            dt_bias: w.get(&LayerTensor::DtBias.name(layer))?.data.clone(),
+            neg_a: w.get(&LayerTensor::ALog.name(layer))?.data.iter().map(|v| -v.exp()).collect(),
+            norm_w_finite: norm_w.iter().all(|w| w.is_finite()),
+            norm_w,
+        })
+    }
+}
+
+impl DeltaState {
+    /// A sequence's state of `d` before its first token: zero states, no writers, nothing settled.
+    pub(super) fn new(c: &Qwen35Config, d: &DeltaNet) -> Self {
+        let (nk, nv, dk, dv) = (c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
+        DeltaState {
+            qkv: ProjState::new(&d.qkv),
+            z: ProjState::new(&d.z),
+            b: ProjState::new(&d.b),
+            a: ProjState::new(&d.a),
+            out: ProjState::new(&d.out),
+            window: vec![0.0; c.linear_conv_dim() * (c.linear_conv_kernel_dim - 1)],
+            act: Tracked::zeros(c.linear_conv_dim()),
+            qh: vec![None; nk],
+            kh: vec![None; nk],
+            beta: vec![0.0; nv],
+            decay: vec![1.0; nv],
+            s: vec![0.0; nv * dk * dv],
+            bounded: vec![true; nv],
+            o_zero: vec![true; nv],
+            o: Tracked::zeros(nv * dv),
+            q_dirty: vec![false; nk],
+            k_dirty: vec![false; nk],
+            q_changed: vec![false; nk],
+            z_dirty: vec![false; nv],
+            writers: HeadSet::new(nv),
+            decaying: HeadSet::new(nv),
+            lit: HeadSet::new(nv),
+            visit: Vec::new(),
+            visit_mark: vec![false; nv],
+            head_out: vec![0.0; dv],
+            z_head: vec![0.0; dv],
+            v_head: vec![0.0; dv],
+            write_scratch: vec![0.0; 2 * dv],
+            settled: vec![false; nv],
+            l2_scratch: Vec::new(),
+            nonzero: vec![Vec::new(); 2 * nk],
+            onehot: SiluGroupsState::default(),
+        }
+    }
+}
 
 impl DeltaNet {
     /// One token through the mixer: the projections, the conv and SiLU, q and k normalised per key head, then

@@ -2,15 +2,15 @@
 //! activations and caches.
 
 use super::argmax::{ArgmaxBlocks, SplitHead, SplitHeadState};
-use super::deltanet::{split_rows, v_column_heads, z_per_head, DeltaNet, DeltaState, HeadSet};
-use super::projection::{full_product, ProjState, Projection};
-use super::factored::{FactoredHead, FactoredState, SiluGroups, SiluGroupsState};
+use super::deltanet::{DeltaNet, DeltaState};
+use super::projection::{full_product, mark_columns, ProjState, Projection};
+use super::factored::{FactoredHead, FactoredState};
 use super::exact::{squares_cap, InputGrid};
 use super::tracked::Tracked;
 use crate::config::{LayerType, Qwen35Config};
 use crate::names::{LayerTensor, EMBED_TOKENS, FINAL_NORM, LM_HEAD};
 use crate::error::CpuError;
-use crate::cpu::math::{attend, conv_history, rope_inv_freq, silu};
+use crate::cpu::math::{attend, rope_inv_freq, silu};
 use crate::cpu::CheckedWeights;
 use crate::cpu::SparseMatrix;
 use crate::tensor::WeightMap;
@@ -132,14 +132,6 @@ fn mixer_idle(layer: &Layer, ls: &LayerState) -> bool {
         }
         (Mixer::Full(a), MixerState::Full(_)) => a.o.m.nnz() == 0,
         _ => false,
-    }
-}
-
-/// Marks the columns of `m` that hold a nonzero weight.
-fn mark_columns(m: &SparseMatrix, touch: &mut [bool]) {
-    let (ptr, _, _) = m.csc().expect("CSC");
-    for (j, w) in ptr.windows(2).enumerate() {
-        touch[j] |= w[1] > w[0];
     }
 }
 
@@ -384,56 +376,7 @@ impl IncrementalModel {
             // The columns of in_proj_qkv and in_proj_z, before they are split.
             let mut mixer_cols = vec![false; cfg.hidden_size];
             let mixer = match lt {
-                LayerType::LinearAttention => {
-                    let qkv_full = SparseMatrix::from_dense(get(&LayerTensor::InProjQkv.name(i))?);
-                    mark_columns(&qkv_full, &mut touch);
-                    mark_columns(&qkv_full, &mut mixer_cols);
-                    let conv = get(&LayerTensor::Conv1d.name(i))?.data.clone();
-                    let k = cfg.linear_conv_kernel_dim;
-                    let has_history = conv_history(&conv, k);
-                    let key_dim = cfg.linear_num_key_heads * cfg.linear_key_head_dim;
-                    let last_tap: Vec<f32> = conv.chunks_exact(k).map(|w| w[k - 1]).collect();
-                    let onehot = SiluGroups::find(&qkv_full, &last_tap, &|r| (r as usize) < 2 * key_dim && !has_history[r as usize]);
-                    let qkv_full = match &onehot {
-                        Some(g) => g.plain(&qkv_full),
-                        None => qkv_full,
-                    };
-                    let (qkv, v_rows) = if has_history[2 * key_dim..].iter().any(|h| *h) {
-                        (Projection::from_matrix(qkv_full), None)
-                    } else {
-                        let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
-                        (Projection::from_matrix(qk), Some(v))
-                    };
-                    let v_cols = v_rows.as_ref().map(|rows| v_column_heads(rows, cfg.linear_value_head_dim, cfg.hidden_size));
-                    let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
-                    let norm_w = get(&LayerTensor::GatedNorm.name(i))?.data.clone();
-                    let z_full = SparseMatrix::from_dense(get(&LayerTensor::InProjZ.name(i))?);
-                    mark_columns(&z_full, &mut touch);
-                    mark_columns(&z_full, &mut mixer_cols);
-                    let (z, z_per_head) = match z_per_head(&z_full, cfg.linear_value_head_dim) {
-                        Some(m) => (Projection::from_matrix(m).feeding_gate(), true),
-                        None => (Projection::from_matrix(z_full).feeding_gate(), false),
-                    };
-                    Mixer::Linear(DeltaNet {
-                        qkv,
-                        v_rows,
-                        v_cols,
-                        z,
-                        z_per_head,
-                        b: proj(&LayerTensor::InProjB.name(i))?,
-                        a: proj(&LayerTensor::InProjA.name(i))?,
-                        out: proj(&LayerTensor::OutProj.name(i))?,
-                        last_tap,
-                        onehot,
-                        conv,
-                        history,
-                        has_history,
-                        dt_bias: get(&LayerTensor::DtBias.name(i))?.data.clone(),
-                        neg_a: get(&LayerTensor::ALog.name(i))?.data.iter().map(|v| -v.exp()).collect(),
-                        norm_w_finite: norm_w.iter().all(|w| w.is_finite()),
-                        norm_w,
-                    })
-                }
+                LayerType::LinearAttention => Mixer::Linear(DeltaNet::new(cfg, &w, i, &mut touch, &mut mixer_cols)?),
                 LayerType::FullAttention => {
                     Mixer::Full(Attention {
                         q: proj(&LayerTensor::QProj.name(i))?,
@@ -524,47 +467,13 @@ impl IncrementalModel {
     pub fn new_state(&self) -> IncrementalState {
         let c = &self.cfg;
         let hsz = c.hidden_size;
-        let (nk, nv, dk, dv) = (c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
         let layers = self
             .layers
             .iter()
             .map(|l| LayerState {
                 norm1: NormState::new(hsz),
                 mixer: match &l.mixer {
-                    Mixer::Linear(d) => MixerState::Linear(Box::new(DeltaState {
-                        qkv: ProjState::new(&d.qkv),
-                        z: ProjState::new(&d.z),
-                        b: ProjState::new(&d.b),
-                        a: ProjState::new(&d.a),
-                        out: ProjState::new(&d.out),
-                        window: vec![0.0; c.linear_conv_dim() * (c.linear_conv_kernel_dim - 1)],
-                        act: Tracked::zeros(c.linear_conv_dim()),
-                        qh: vec![None; nk],
-                        kh: vec![None; nk],
-                        beta: vec![0.0; nv],
-                        decay: vec![1.0; nv],
-                        s: vec![0.0; nv * dk * dv],
-                        bounded: vec![true; nv],
-                        o_zero: vec![true; nv],
-                        o: Tracked::zeros(nv * dv),
-                        q_dirty: vec![false; nk],
-                        k_dirty: vec![false; nk],
-                        q_changed: vec![false; nk],
-                        z_dirty: vec![false; nv],
-                        writers: HeadSet::new(nv),
-                        decaying: HeadSet::new(nv),
-                        lit: HeadSet::new(nv),
-                        visit: Vec::new(),
-                        visit_mark: vec![false; nv],
-                        head_out: vec![0.0; dv],
-                        z_head: vec![0.0; dv],
-                        v_head: vec![0.0; dv],
-                        write_scratch: vec![0.0; 2 * dv],
-                        settled: vec![false; nv],
-                        l2_scratch: Vec::new(),
-                        nonzero: vec![Vec::new(); 2 * nk],
-                        onehot: SiluGroupsState::default(),
-                    })),
+                    Mixer::Linear(d) => MixerState::Linear(Box::new(DeltaState::new(c, d))),
                     Mixer::Full(a) => MixerState::Full(Box::new(AttnState {
                         q: ProjState::new(&a.q),
                         k: ProjState::new(&a.k),

@@ -7,7 +7,8 @@ use super::exact::{weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::lookup::{LookupRows, LookupState};
 use super::model::Counters;
 use super::tracked::Tracked;
-use crate::cpu::SparseMatrix;
+use crate::cpu::{CheckedWeights, SparseMatrix};
+use crate::error::CpuError;
 use crate::tensor::HostTensor;
 
 /// A projection `[rows, cols]` in CSC layout with its weights' binary places, and its row classes where
@@ -122,6 +123,11 @@ pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked
 impl Projection {
     pub(super) fn new(t: &HostTensor) -> Self {
         Self::from_matrix(SparseMatrix::from_dense(t))
+    }
+
+    /// The tensor `name` of `w` as a projection; errors name a missing or misshapen tensor.
+    pub(super) fn from_tensor(w: &CheckedWeights, name: &str) -> Result<Self, CpuError> {
+        Ok(Self::new(w.get(name)?))
     }
 
     /// From a CSC matrix.
@@ -331,6 +337,14 @@ impl ProjState {
         });
         let lookups = vec![LookupState::default(); p.lookups.len()];
         Self { y: Tracked::zeros(p.rows()), grid: InputGrid::default(), abs: vec![0.0; p.rows()], limit: 0.0, over: 0, exact: false, sel: Vec::new(), ext, lookups }
+    }
+}
+
+/// Marks the columns of `m` that hold a nonzero weight.
+pub(super) fn mark_columns(m: &SparseMatrix, touch: &mut [bool]) {
+    let (ptr, _, _) = m.csc().expect("CSC");
+    for (j, w) in ptr.windows(2).enumerate() {
+        touch[j] |= w[1] > w[0];
     }
 }
 
