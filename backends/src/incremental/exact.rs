@@ -5,7 +5,8 @@
 //! significand bits). Then the sparse executor's sum, transformers' blocked sum and an incremental update
 //! `y + Σ w (x_new - x_old)` all give the one real value. [`weight_exp`] is the weights' side (measured once,
 //! when the checkpoint is compiled), [`InputGrid`] the input's (checked on every value that changes); the
-//! bound on the sums is kept per output row by the projection (`Σ |w x|`, see `model`). Where any of them
+//! bound on the sums is kept per output row by the projection (`Σ |w x|`, see `projection`), or bounded for
+//! every row at once (the largest row `Σ |w|` times the largest input magnitude). Where any of them
 //! does not hold the executor computes the full sum instead.
 
 /// The `e` for which `v · 2^e` is an odd integer (`v` finite and nonzero): the position of `v`'s lowest set

@@ -212,6 +212,8 @@ pub struct Counters {
     pub tokens: u64,
     pub incremental_products: u64,
     pub full_products: u64,
+    /// Incremental products that kept no row bounds (see `Projection::update`).
+    pub unbounded_products: u64,
     pub weights_read: u64,
     /// DeltaNet head writes skipped as settled (see `DeltaState::settled`): each would have changed nothing.
     pub settled_writes: u64,

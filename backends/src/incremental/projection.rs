@@ -19,6 +19,9 @@ pub(super) struct Projection {
     pub(super) exp: Option<i32>,
     /// Per column: the largest `|w|`, bounding every product `w (x_new - x_old)` of the column.
     pub(super) col_max: Vec<f64>,
+    /// The largest row `Σ |w|` of `m` and of the row classes' extended matrix (0 without classes), slightly
+    /// rounded up: with every input within `a`, every partial sum of a row is within `row_abs · a`.
+    pub(super) row_abs: [f64; 2],
     /// The rows grouped into classes, with the extended matrix's per-column largest `|w|`: incremental
     /// updates run on the extended matrix (see [`RowClasses`]).
     pub(super) classes: Option<(RowClasses, Vec<f64>)>,
@@ -49,6 +52,16 @@ pub(super) fn silu_quiet(x: f32) -> bool {
 pub(super) fn column_max(m: &SparseMatrix) -> Vec<f64> {
     let (ptr, _, vals) = m.csc().expect("CSC");
     ptr.windows(2).map(|w| vals[w[0] as usize..w[1] as usize].iter().fold(0f64, |a, v| a.max(v.abs() as f64))).collect()
+}
+
+/// The largest row `Σ |w|` of `m`, rounded up by a relative 2^-40 (far above f64's rounding of the sum).
+pub(super) fn row_abs_max(m: &SparseMatrix) -> f64 {
+    let (_, idx, vals) = m.csc().expect("CSC");
+    let mut rows = vec![0f64; m.shape().0];
+    for (i, w) in idx.iter().zip(vals) {
+        rows[*i as usize] += w.abs() as f64;
+    }
+    rows.into_iter().fold(0.0, f64::max) * (1.0 + 2f64.powi(-40))
 }
 
 /// The full product `y = W x` (CSC, columns in increasing order: the sparse executor's sum) with every row's
@@ -82,12 +95,16 @@ pub(super) fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<
 /// which is at most the larger of the row's old and new `Σ |w x|`; those are kept per row (exact in f64)
 /// and must stay within the bound, which also makes the full sum, in any order, exact.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], lim: f64, row_lim: f64, n: &mut Counters) -> bool {
+///
+/// `unbounded`: every row's `Σ |w|` times twice the largest input magnitude since the last full product is
+/// within `row_lim` (see `Projection::update`), so every product and partial sum is exact whatever the order,
+/// and the row bounds `abs` are neither needed nor kept (the caller marks them stale).
+pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, n: &mut Counters) -> bool {
     let (ptr, idx, vals) = m.csc().expect("CSC");
-    if sel.iter().all(|&(j, o)| xv[j as usize].abs() == o.abs()) {
-        // Only signs changed: every intermediate input x' has the old magnitudes, so every partial sum stays
-        // within its row's unchanged Σ |w x| (within the bound), and each product w (x_new - x_old) =
-        // ±2 w x_old has the significant bits of w x_old: all exact, unchecked.
+    if unbounded || sel.iter().all(|&(j, o)| xv[j as usize].abs() == o.abs()) {
+        // Unbounded (see above), or only signs changed: every intermediate input x' has the old magnitudes,
+        // so every partial sum stays within its row's unchanged Σ |w x| (within the bound), and each product
+        // w (x_new - x_old) = ±2 w x_old has the significant bits of w x_old: all exact, unchecked.
         for &(j, o) in sel.iter() {
             let d = xv[j as usize] - o;
             if d == 0.0 {
@@ -97,7 +114,7 @@ pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked
             y.scatter(&idx[a..b], &vals[a..b], d);
             n.weights_read += (b - a) as u64;
         }
-        return *over == 0;
+        return unbounded || *over == 0;
     }
     // Shrinking magnitudes first, then growing ones (see above).
     let grows = |&(j, o): &(u32, f32)| xv[j as usize].abs() > o.abs();
@@ -141,7 +158,8 @@ impl Projection {
         });
         let (ptr, _, _) = m.csc().expect("CSC");
         let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
-        Self { m, exp, col_max, classes, used, silu_input: false, lookups: Vec::new() }
+        let row_abs = [row_abs_max(&m), classes.as_ref().map_or(0.0, |(rc, _)| row_abs_max(&rc.ext))];
+        Self { m, exp, col_max, row_abs, classes, used, silu_input: false, lookups: Vec::new() }
     }
 
     /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::silu_input`);
@@ -211,18 +229,30 @@ impl Projection {
             for (k, &j) in x.ch().iter().enumerate() {
                 if self.used[j as usize] {
                     let o = x.old()[k];
-                    st.grid.update(o, x.v[j as usize]);
+                    let v = x.v[j as usize];
+                    st.grid.update(o, v);
+                    st.xmax = st.xmax.max(v.abs() as f64);
                     st.sel.push((j, o));
                 }
             }
             full = !st.grid.exact();
         }
+        // Unbounded updates: with every input since the last full product within `xmax`, every partial sum
+        // of a row is within `row_abs · xmax` and every product `w (x_new - x_old)` within twice that; where
+        // twice that fits the bound, no row bound is needed (and none is kept: `abs_stale`). Where it does not
+        // and the row bounds are stale, a full product recomputes them.
+        let ext_on = matches!((&self.classes, &st.ext), (Some(_), Some(e)) if e.active);
+        let lim = st.limit;
+        let row_lim = if ext_on { lim / 2.0 } else { lim };
+        let unbounded = !full && 2.0 * self.row_abs[ext_on as usize] * st.xmax <= row_lim;
+        full |= !unbounded && st.abs_stale;
+        st.abs_stale |= unbounded;
+        n.unbounded_products += unbounded as u64;
         if !full {
-            let lim = st.limit;
             match (&self.classes, &mut st.ext) {
                 (Some((rc, cm)), Some(e)) if e.active => {
                     e.y.begin();
-                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, lim, lim / 2.0, n) {
+                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, n) {
                         e.y.finish();
                         let nc = rc.classes;
                         let quiet = self.silu_input;
@@ -254,7 +284,7 @@ impl Projection {
                     e.y.undo();
                 }
                 _ => {
-                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, lim, lim, n) {
+                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, n) {
                         self.update_lookups(st, x, n);
                         if self.silu_input {
                             st.y.finish_except(silu_quiet);
@@ -276,6 +306,8 @@ impl Projection {
         n.full_products += 1;
         n.weights_read += self.m.nnz() as u64;
         st.exact = false;
+        st.abs_stale = false;
+        st.xmax = x.v.iter().zip(&self.used).filter(|(_, u)| **u).fold(0f64, |a, (v, _)| a.max(v.abs() as f64));
         if let Some(wexp) = self.exp {
             let amax = st.abs.iter().cloned().fold(0.0, f64::max);
             let used: Vec<f32> = x.v.iter().zip(&self.used).map(|(v, u)| if *u { *v } else { 0.0 }).collect();
@@ -310,6 +342,11 @@ pub(super) struct ProjState {
     pub(super) over: usize,
     /// The last product was computed (or updated) exactly: the next may be incremental.
     pub(super) exact: bool,
+    /// The largest `|x|` of a used input column since the last full product (NaN-free: a NaN input is on no
+    /// grid, so it forces full products).
+    pub(super) xmax: f64,
+    /// Updates ran unbounded since the last full product: `abs`, `over` and the extended state's are stale.
+    pub(super) abs_stale: bool,
     /// Scratch: this token's changed inputs that meet a weight `(column, old value)`, in the order added.
     pub(super) sel: Vec<(u32, f32)>,
     /// With row classes: `E x`, its rows' `Σ |w x|`, the count beyond half the exact range, and whether updates
@@ -336,7 +373,7 @@ impl ProjState {
             ExtState { y: Tracked::zeros(r), abs: vec![0.0; r], over: 0, active: false }
         });
         let lookups = vec![LookupState::default(); p.lookups.len()];
-        Self { y: Tracked::zeros(p.rows()), grid: InputGrid::default(), abs: vec![0.0; p.rows()], limit: 0.0, over: 0, exact: false, sel: Vec::new(), ext, lookups }
+        Self { y: Tracked::zeros(p.rows()), grid: InputGrid::default(), abs: vec![0.0; p.rows()], limit: 0.0, over: 0, exact: false, xmax: 0.0, abs_stale: false, sel: Vec::new(), ext, lookups }
     }
 }
 
@@ -354,13 +391,14 @@ mod tests {
     use crate::incremental::tracked::testing::{bits, feed};
 
 
-    /// Drive one projection through every path of `update` (sign flips, growing and shrinking magnitudes, a row
-    /// bound pushed past 2^24 units mid-update, values off the grid, recovery), checking after each token that
-    /// its output equals a fresh full product bit for bit, and which path ran.
+    /// Drive one projection through every path of `update` (sign flips, growing and shrinking magnitudes with
+    /// and without row bounds, an input beyond the unbounded range while the bounds are stale, values off the
+    /// grid, recovery), checking after each token that its output equals a fresh full product bit for bit, and
+    /// which path ran.
     #[test]
     fn projection_updates_equal_full_products_on_every_path() {
         let (rows, cols) = (6usize, 5usize);
-        // Dyadic weights (multiples of 1/4): a row's Σ|w| is at most 8.5, 34 units of 2^-2.
+        // Dyadic weights (multiples of 1/4): a row's Σ|w| is at most 11 (row 5), 44 units of 2^-2.
         let mut w = vec![0f32; rows * cols];
         for r in 0..rows {
             for c in 0..cols {
@@ -374,26 +412,35 @@ mod tests {
         let mut x = Tracked::zeros(cols);
         let mut n = Counters::default();
         let full = |x: &[f32]| p.m.matvec(x);
-        // (input, expected path): 'F' full product, 'I' incremental
-        // The grid after the first token: binary places 0 + spare floor(log2(2^23 / 34) / 2) = 8, so entries
-        // are multiples of 2^-8 up to 2^23 units (|x| <= 2^15).
+        // (input, expected path): 'F' full product, 'U' incremental without row bounds, 'B' incremental with
+        // them. The grid after the first token: binary places 0 + spare floor(log2(2^23 / 44) / 2) = 8, so
+        // entries are multiples of 2^-8 up to 2^23 units (|x| <= 2^15); the bound is 2^24 units of 2^-10,
+        // 16384, and the largest row Σ|w| 11: updates need no row bounds while 2 · 11 · max |x| <= 16384,
+        // i.e. every input since the last full product within 744.
         let tokens: Vec<(Vec<f32>, char)> = vec![
             (vec![1.0, -1.0, 1.0, 1.0, -1.0], 'F'),     // the first token
-            (vec![-1.0, -1.0, 1.0, -1.0, -1.0], 'I'),   // sign flips only
-            (vec![-1.0, 3.0, 0.5, -1.0, 0.0], 'I'),     // magnitudes grow and shrink, on the grid
-            (vec![-1.0, 3.0, 0.5, 1024.0, 0.0], 'I'),   // large, still within the grid's range
+            (vec![-1.0, -1.0, 1.0, -1.0, -1.0], 'U'),   // sign flips only
+            (vec![-1.0, 3.0, 0.5, -1.0, 0.0], 'U'),     // magnitudes grow and shrink, small
+            (vec![-1.0, 3.0, 0.5, 1024.0, 0.0], 'F'),   // beyond 744 and the row bounds stale: full
+            (vec![-1.0, -3.0, 0.5, 1000.0, 0.5], 'U'),  // the new grid's bound is 131072: within it again
             (vec![-1.0, 3.0, 0.5, 65536.0, 0.0], 'F'),  // beyond 2^23 units: off the grid, full
-            (vec![-1.0, 3.0, 0.5, 1.0, 0.0], 'I'),      // the full product was exact and re-gridded: incremental
+            (vec![-1.0, 3.0, 0.5, 1.0, 0.0], 'B'),      // the full product was exact and re-gridded: incremental,
+                                                        // with row bounds (2 · 11 · 65536 > 2^20, the bound)
+            (vec![-1.0, -3.0, 0.75, 2.0, 0.5], 'B'),    // magnitudes grow and shrink, with row bounds
             (vec![1.0, 3.0, 0.1, 1.0, 0.0], 'F'),       // 0.1 is on no grid
             (vec![1.0, 3.0, 0.1, -1.0, 0.0], 'F'),      // still off: the last product was not exact
             (vec![1.0, -3.0, 0.25, 1.0, 0.0], 'F'),     // back on a grid: one full product first
-            (vec![1.0, -3.0, 0.25, 1.0, 2.0], 'I'),
+            (vec![1.0, -3.0, 0.25, 1.0, 2.0], 'U'),
         ];
         for (t, (v, path)) in tokens.iter().enumerate() {
             feed(&mut x, v);
             let before = n;
             p.update(&mut st, &x, t == 0, &mut n);
-            let ran = if n.full_products > before.full_products { 'F' } else { 'I' };
+            let ran = match (n.full_products > before.full_products, n.unbounded_products > before.unbounded_products) {
+                (true, _) => 'F',
+                (false, true) => 'U',
+                (false, false) => 'B',
+            };
             let want = full(v);
             assert_eq!(bits(&st.y.v), bits(&want), "token {t}: {:?} vs {:?}", st.y.v, want);
             assert_eq!(ran, *path, "token {t}: path");
@@ -402,7 +449,7 @@ mod tests {
                 assert_ne!(st.y.old()[k].to_bits(), st.y.v[i as usize].to_bits());
             }
         }
-        assert!(n.incremental_products >= 4 && n.full_products >= 5, "{n:?}");
+        assert_eq!(p.row_abs, [11.0 * (1.0 + 2f64.powi(-40)), 0.0], "the largest row Σ|w|, no classes");
     }
 
     /// A table lookup in a `gate_proj` (64 equality rows over 6 bits and a bias) is taken out of the matrix
