@@ -235,6 +235,9 @@ impl Projection {
                     st.sel.push((j, o));
                 }
             }
+            if st.sel.is_empty() && self.lookups.is_empty() {
+                return; // no input it reads changed: neither did its output (nothing recorded since `begin`)
+            }
             full = !st.grid.exact();
         }
         // Unbounded updates: with every input since the last full product within `xmax`, every partial sum
@@ -413,13 +416,14 @@ mod tests {
         let mut n = Counters::default();
         let full = |x: &[f32]| p.m.matvec(x);
         // (input, expected path): 'F' full product, 'U' incremental without row bounds, 'B' incremental with
-        // them. The grid after the first token: binary places 0 + spare floor(log2(2^23 / 44) / 2) = 8, so
+        // them, '-' none (no input changed). The grid after the first token: binary places 0 + spare floor(log2(2^23 / 44) / 2) = 8, so
         // entries are multiples of 2^-8 up to 2^23 units (|x| <= 2^15); the bound is 2^24 units of 2^-10,
         // 16384, and the largest row Σ|w| 11: updates need no row bounds while 2 · 11 · max |x| <= 16384,
         // i.e. every input since the last full product within 744.
         let tokens: Vec<(Vec<f32>, char)> = vec![
             (vec![1.0, -1.0, 1.0, 1.0, -1.0], 'F'),     // the first token
             (vec![-1.0, -1.0, 1.0, -1.0, -1.0], 'U'),   // sign flips only
+            (vec![-1.0, -1.0, 1.0, -1.0, -1.0], '-'),   // nothing changed: nothing to do
             (vec![-1.0, 3.0, 0.5, -1.0, 0.0], 'U'),     // magnitudes grow and shrink, small
             (vec![-1.0, 3.0, 0.5, 1024.0, 0.0], 'F'),   // beyond 744 and the row bounds stale: full
             (vec![-1.0, -3.0, 0.5, 1000.0, 0.5], 'U'),  // the new grid's bound is 131072: within it again
@@ -436,10 +440,11 @@ mod tests {
             feed(&mut x, v);
             let before = n;
             p.update(&mut st, &x, t == 0, &mut n);
-            let ran = match (n.full_products > before.full_products, n.unbounded_products > before.unbounded_products) {
-                (true, _) => 'F',
-                (false, true) => 'U',
-                (false, false) => 'B',
+            let ran = match (n.full_products > before.full_products, n.unbounded_products > before.unbounded_products, n.incremental_products > before.incremental_products) {
+                (true, _, _) => 'F',
+                (false, true, _) => 'U',
+                (false, false, true) => 'B',
+                (false, false, false) => '-',
             };
             let want = full(v);
             assert_eq!(bits(&st.y.v), bits(&want), "token {t}: {:?} vs {:?}", st.y.v, want);
