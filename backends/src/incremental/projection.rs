@@ -455,6 +455,8 @@ mod tests {
             }
         }
         assert_eq!(p.row_abs, [11.0 * (1.0 + 2f64.powi(-40)), 0.0], "the largest row Σ|w|, no classes");
+        // Paths taken: F 6 (tokens 0, 4, 6, 9, 10, 11), U 4 and B 2 (both incremental), - 1.
+        assert_eq!((n.full_products, n.incremental_products, n.unbounded_products), (6, 6, 4), "{n:?}");
     }
 
     /// A table lookup in a `gate_proj` (64 equality rows over 6 bits and a bias) is taken out of the matrix
