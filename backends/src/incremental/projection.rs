@@ -45,7 +45,7 @@ pub(super) const SILU_ZERO_BELOW: f32 = -89.0;
 /// unselected AND changes: half of the MLP's changes on NES games were such zero-sign flips.
 #[inline(always)]
 pub(super) fn silu_quiet(x: f32) -> bool {
-    x < SILU_ZERO_BELOW || x == 0.0
+    (x < SILU_ZERO_BELOW) | (x == 0.0)
 }
 
 /// Per column of a CSC matrix: the largest `|w|`.
@@ -99,7 +99,10 @@ pub(super) fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<
 /// `unbounded`: every row's `Σ |w|` times twice the largest input magnitude since the last full product is
 /// within `row_lim` (see `Projection::update`), so every product and partial sum is exact whatever the order,
 /// and the row bounds `abs` are neither needed nor kept (the caller marks them stale).
-pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, n: &mut Counters) -> bool {
+///
+/// `silu_input`: `y` feeds only `silu` and the caller ends with `finish_except(silu_quiet)`; an unbounded
+/// update (never undone) then leaves unrecorded the rows that stay silu-quiet ([`Tracked::scatter_quiet`]).
+pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, silu_input: bool, n: &mut Counters) -> bool {
     let (ptr, idx, vals) = m.csc().expect("CSC");
     if unbounded || sel.iter().all(|&(j, o)| xv[j as usize].abs() == o.abs()) {
         // Unbounded (see above), or only signs changed: every intermediate input x' has the old magnitudes,
@@ -111,7 +114,12 @@ pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked
                 continue; // +0 <-> -0: every product is a signed zero, which leaves every sum as it was
             }
             let (a, b) = (ptr[j as usize] as usize, ptr[j as usize + 1] as usize);
-            y.scatter(&idx[a..b], &vals[a..b], d);
+            if unbounded && silu_input {
+                // Never undone (an unbounded update always succeeds): rows that stay silu-quiet go unrecorded.
+                y.scatter_quiet(&idx[a..b], &vals[a..b], d, silu_quiet);
+            } else {
+                y.scatter(&idx[a..b], &vals[a..b], d);
+            }
             n.weights_read += (b - a) as u64;
         }
         return unbounded || *over == 0;
@@ -255,7 +263,7 @@ impl Projection {
             match (&self.classes, &mut st.ext) {
                 (Some((rc, cm)), Some(e)) if e.active => {
                     e.y.begin();
-                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, n) {
+                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, false, n) {
                         e.y.finish();
                         let nc = rc.classes;
                         let quiet = self.silu_input;
@@ -287,7 +295,7 @@ impl Projection {
                     e.y.undo();
                 }
                 _ => {
-                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, n) {
+                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, self.silu_input, n) {
                         self.update_lookups(st, x, n);
                         if self.silu_input {
                             st.y.finish_except(silu_quiet);
