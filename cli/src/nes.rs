@@ -411,7 +411,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         tokens: Some(r.tokens()),
         secs: r.secs,
         token_times: Some(r.token_times),
-        stage_times: r.stage_times.as_ref().map(crate::profile::stage_times_json),
+        stage_times: r.stage_times.as_ref().map(|t| crate::profile::stage_profile_json(t, r.commit_stage_times.as_ref())),
         field_times: r.field_times.as_ref().map(|f| f.json()),
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),

@@ -64,8 +64,18 @@ impl FieldTimes {
     }
 }
 
+/// The stage profile of every token after the prompt ([`stage_times_json`]), with the commit tokens' part of
+/// it under `commits` (where a machine step's time goes: its other tokens only read out what it computed).
+pub(crate) fn stage_profile_json(all: &backends::incremental::StageTimes, commits: Option<&backends::incremental::StageTimes>) -> serde_json::Value {
+    let mut j = stage_times_json(all);
+    if let Some(c) = commits {
+        j["commits"] = stage_times_json(c);
+    }
+    j
+}
+
 /// The stage profile as JSON: milliseconds per layer and stage, per stage over all layers, and for the final
-/// norm with the lm_head (`head_ms`), over `tokens` tokens (every token after the prompt).
+/// norm with the lm_head (`head_ms`), over `tokens` tokens.
 pub(crate) fn stage_times_json(t: &backends::incremental::StageTimes) -> serde_json::Value {
     let ms = |ns: u64| ns as f64 / 1e6;
     serde_json::json!({
@@ -78,9 +88,9 @@ pub(crate) fn stage_times_json(t: &backends::incremental::StageTimes) -> serde_j
 }
 
 /// The stage profile as a table on stderr (milliseconds).
-pub(crate) fn print_stage_times(t: &backends::incremental::StageTimes) {
+pub(crate) fn print_stage_times(t: &backends::incremental::StageTimes, what: &str) {
     let stages = backends::incremental::STAGES;
-    eprintln!("decode time by layer and stage over {} tokens (LOOM_PROFILE=stages), ms:", t.tokens);
+    eprintln!("decode time by layer and stage over {} {what} (LOOM_PROFILE=stages), ms:", t.tokens);
     eprintln!("{:>6} {}", "layer", stages.iter().map(|s| format!("{s:>15}")).collect::<String>());
     for (l, row) in t.layers.iter().enumerate() {
         eprintln!("{l:>6} {}", row.iter().map(|ns| format!("{:>15.1}", *ns as f64 / 1e6)).collect::<String>());

@@ -5,7 +5,7 @@
 //! The verb's flags are here (the program's, the devices', the machine keys'); the machine session they run on
 //! is [`crate::session`].
 
-use crate::profile::stage_times_json;
+use crate::profile::stage_profile_json;
 use crate::session::{open_checkpoint, open_config, run_program, weave_described};
 use anyhow::{Context, Result, bail};
 use backends::ExecutorKind;
@@ -276,7 +276,7 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         let mut figures = figures;
         figures["token_times"] = r.token_times.json();
         if let Some(t) = &r.stage_times {
-            figures["stage_times"] = stage_times_json(t);
+            figures["stage_times"] = stage_profile_json(t, r.commit_stage_times.as_ref());
         }
         if let Some(f) = &r.field_times {
             figures["field_times"] = f.json();

@@ -231,8 +231,10 @@ pub(crate) struct RunResult {
     /// Where the decode time went, by the kind of token fed (see [`TokenTimes`]).
     pub token_times: TokenTimes,
     /// With `LOOM_PROFILE=stages` on the incremental executor: the decode time by layer and stage (see
-    /// [`stage_times_json`]).
+    /// [`crate::profile::stage_profile_json`]).
     pub stage_times: Option<backends::incremental::StageTimes>,
+    /// With `LOOM_PROFILE=stages`: the part of `stage_times` spent on commit tokens (`STEP` and end tokens).
+    pub commit_stage_times: Option<backends::incremental::StageTimes>,
     /// With `LOOM_PROFILE=fields`: the decode time by the trace field of the token fed (see [`FieldTimes`]).
     pub field_times: Option<FieldTimes>,
 }
@@ -330,8 +332,11 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let kinds = token_kinds(&l.protocol);
     let mut times = [(0u64, 0f64); 4];
     // The stage profile starts at the first token after the prompt.
-    let mut stages_wanted = profile_wanted("stages");
+    let stages_on = profile_wanted("stages");
+    let mut stages_wanted = stages_on;
     let mut field_times = profile_wanted("fields").then(|| FieldTimes::new(&l.protocol));
+    // With the stage profile: the commit tokens' share of it, from the profile read before and after each.
+    let mut commit_stages: Option<backends::incremental::StageTimes> = None;
     let next = |t| {
         // The prompt's tokens were read by the preloaded session: its prediction after the last.
         if skip > 0 {
@@ -343,9 +348,13 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
             stages_wanted = false;
             session.profile_stages();
         }
+        let before = if stages_on && k == 0 { session.stage_times() } else { None };
         let t0 = Instant::now();
         let next = session.step_argmax(t);
         let secs = t0.elapsed().as_secs_f64();
+        if let (Some(before), Some(after)) = (&before, session.stage_times().filter(|_| k == 0)) {
+            commit_stages.get_or_insert_with(Default::default).add_since(&after, before);
+        }
         times[k].0 += 1;
         times[k].1 += secs;
         if let Some(f) = &mut field_times {
@@ -359,12 +368,15 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let token_times = TokenTimes { commit: times[0], field: times[1], input: times[2], prompt: times[3] };
     let stage_times = session.stage_times();
     if let Some(t) = &stage_times {
-        print_stage_times(t);
+        print_stage_times(t, "tokens");
+    }
+    if let Some(t) = &commit_stages {
+        print_stage_times(t, "commit tokens");
     }
     if let Some(f) = &field_times {
         f.print();
     }
-    Ok(RunResult { instructions: devices.instructions(), console: devices.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, field_times })
+    Ok(RunResult { instructions: devices.instructions(), console: devices.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, commit_stage_times: commit_stages, field_times })
 }
 
 /// What the host loop of [`drive_devices`] gave: the trace and steps, how the run ended, the devices' finish

@@ -70,8 +70,9 @@ fn through_every_verb(config: &str, want_console: &str, halts_within: usize) {
 }
 
 /// `LOOM_PROFILE=stages,fields`: `loom bench-run` on the incremental executor adds the decode time by layer and
-/// stage (every layer, every stage, the tokens after the prompt) and by the field of the token fed (every field
-/// token, as many as the token kinds count), and prints both tables; without it, neither.
+/// stage (every layer, every stage, the tokens after the prompt, and the commit tokens' part of it) and by the
+/// field of the token fed (every field token, as many as the token kinds count), and prints the tables;
+/// without it, none.
 #[test]
 fn bench_run_reports_the_stage_and_field_profiles_when_asked() {
     let run = |profile: bool| {
@@ -100,6 +101,15 @@ fn bench_run_reports_the_stage_and_field_profiles_when_asked() {
     let tokens = |commit: bool| rows.iter().filter(|r| r["commit"] == commit).map(|r| r["tokens"].as_u64().unwrap()).sum::<u64>();
     let kinds = &j["token_times"];
     let kind = |k: &str| kinds[k]["tokens"].as_u64().unwrap();
+    // The commit tokens' part: every commit token, every layer, each stage within the whole profile's.
+    let c = &t["commits"];
+    assert_eq!(c["tokens"].as_u64(), Some(kind("commit")), "{c} {kinds}");
+    assert!(kind("commit") > 100 && t["tokens"].as_u64().unwrap() > kind("commit"), "{kinds}");
+    let ms = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>();
+    assert_eq!(c["ms_per_layer"].as_array().map(|l| l.len()), Some(layers.len()), "{c}");
+    let (part, whole) = (ms(&c["ms_per_stage"]), ms(&t["ms_per_stage"]));
+    assert!(part.iter().sum::<f64>() > 0.0 && part.iter().zip(&whole).all(|(p, w)| p <= w), "{part:?} within {whole:?}");
+    assert!(stderr.contains("over") && stderr.contains("commit tokens (LOOM_PROFILE=stages)"), "{stderr}");
     assert_eq!(tokens(false), kind("field") + kind("input"), "{rows:?} {kinds}");
     assert!(tokens(true) > 0 && tokens(true) <= kind("commit"), "{rows:?} {kinds}");
     let ms: Vec<f64> = rows.iter().map(|r| r["ms"].as_f64().unwrap()).collect();

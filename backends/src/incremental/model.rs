@@ -317,6 +317,20 @@ pub struct StageTimes {
 }
 
 impl StageTimes {
+    /// Adds what `later` timed beyond `earlier` (two readings of one session's profile, `earlier` first): the
+    /// time of the tokens fed between them, with their count.
+    pub fn add_since(&mut self, later: &StageTimes, earlier: &StageTimes) {
+        self.layers.resize(later.layers.len(), [0; STAGES.len()]);
+        for (l, acc) in self.layers.iter_mut().enumerate() {
+            let before = earlier.layers.get(l).copied().unwrap_or_default();
+            for (s, a) in acc.iter_mut().enumerate() {
+                *a += later.layers[l][s] - before[s];
+            }
+        }
+        self.head += later.head - earlier.head;
+        self.tokens += later.tokens - earlier.tokens;
+    }
+
     /// The sum over layers of each stage, nanoseconds.
     pub fn per_stage(&self) -> [u64; STAGES.len()] {
         let mut t = [0u64; STAGES.len()];
