@@ -100,13 +100,7 @@ mod tests {
 
     #[test]
     fn kept_argmax_equals_the_full_argmax() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut below = |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut below = crate::incremental::tracked::testing::below(0x9e37_79b9_7f4a_7c15);
         let n = 3 * ARGMAX_BLOCK + 5;
         let mut v: Vec<f32> = (0..n).map(|_| (below(5) as f32) - 2.0).collect();
         let mut a = ArgmaxBlocks::default();

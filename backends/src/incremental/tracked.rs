@@ -74,6 +74,16 @@ impl Tracked {
         self.scatter_each(idx, vals, d, |i, w| abs[i] += w.abs() as f64 * da);
     }
 
+    /// One check for a whole column before the unchecked scatter loops: every index is inside the vector (then
+    /// also inside `stamp`), and `len` stays below `ch.len() = old.len() = v.len() + 1` because each index is
+    /// recorded at most once per token.
+    #[inline(always)]
+    fn check_scatter(&self, idx: &[u32]) {
+        let size = self.v.len();
+        assert!(self.stamp.len() == size && self.ch.len() == size + 1 && self.old.len() == size + 1 && self.len <= size);
+        assert!(idx.iter().fold(0u32, |m, &i| m.max(i)) < size as u32 || idx.is_empty(), "row index out of range");
+    }
+
     /// [`Self::scatter`] for an output whose one consumer maps every `quiet` value alike (an MLP's `gate_proj`
     /// or a DeltaNet's `in_proj_z` before `silu`; see [`Self::finish_except`]): an add that takes an entry this
     /// token has not recorded from a quiet value to a quiet value writes it without recording it. Such an
@@ -84,17 +94,14 @@ impl Tracked {
     /// [`Self::undo`] puts back only recorded entries.
     #[inline]
     pub fn scatter_quiet(&mut self, idx: &[u32], vals: &[f32], d: f32, quiet: impl Fn(f32) -> bool) {
+        self.check_scatter(idx);
         let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
         let mut n = *len;
-        // The bounds as in `scatter_each`: every index inside the vector, each recorded at most once.
-        let size = v.len();
-        assert!(stamp.len() == size && ch.len() == size + 1 && old.len() == size + 1 && n <= size);
-        assert!(idx.iter().fold(0u32, |m, &i| m.max(i)) < size as u32 || idx.is_empty(), "row index out of range");
         for (i, w) in idx.iter().zip(vals) {
             let i = *i as usize;
-            // SAFETY: `i < size` (checked above); `n` grows only when `stamp[i]` is set to `g` for the first
-            // time this token, so at most `size` times and `n <= size < ch.len()`. Branch-free (a branch here
+            // SAFETY: `i < v.len()` (`check_scatter`); `n` grows only when `stamp[i]` is set to `g` for the first
+            // time this token, so at most `v.len()` times and `n <= v.len() < ch.len()`. Branch-free (a branch here
             // was slower): the slot past the last record is written every time and kept when recorded.
             unsafe {
                 let vi = v.get_unchecked_mut(i);
@@ -115,19 +122,14 @@ impl Tracked {
     /// The scatter loop, calling `each(row, weight)` for every entry (inlined: no cost when it does nothing).
     #[inline(always)]
     fn scatter_each(&mut self, idx: &[u32], vals: &[f32], d: f32, mut each: impl FnMut(usize, f32)) {
+        self.check_scatter(idx);
         let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
         let mut n = *len;
-        // One check for the whole column: every index is inside the vector (then also inside `stamp`), and
-        // `n` stays below `ch.len() = old.len() = v.len() + 1` because each index is recorded at most once
-        // per token.
-        let size = v.len();
-        assert!(stamp.len() == size && ch.len() == size + 1 && old.len() == size + 1 && n <= size);
-        assert!(idx.iter().fold(0u32, |m, &i| m.max(i)) < size as u32 || idx.is_empty(), "row index out of range");
         for (i, w) in idx.iter().zip(vals) {
             let i = *i as usize;
-            // SAFETY: `i < size` (checked above for every index); `n <= size` since an index is counted
-            // only the first time this token touches it (`stamp`), so `n` < `size + 1` = `ch.len()`.
+            // SAFETY: `i < v.len()` (`check_scatter`, for every index); `n <= v.len()` since an index is counted
+            // only the first time this token touches it (`stamp`), so `n` < `v.len() + 1` = `ch.len()`.
             unsafe {
                 let fresh = *stamp.get_unchecked(i) != g;
                 *stamp.get_unchecked_mut(i) = g;
@@ -244,13 +246,7 @@ mod tests {
         let quiet = |x: f32| (x < -89.0) | (x == 0.0);
         let n = 12;
         let (mut a, mut b) = (Tracked::zeros(n), Tracked::zeros(n));
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = testing::below(0x2545_f491_4f6c_dd1d);
         let (mut recorded, mut skipped) = (0usize, 0usize);
         for _ in 0..2000 {
             a.begin();
@@ -314,6 +310,16 @@ pub(super) mod testing {
             x.set(i, *e);
         }
         x.finish();
+    }
+
+    /// A deterministic xorshift generator: each call gives the next state modulo `k` (for `k > 0`).
+    pub fn below(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |k| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        }
     }
 
     /// The bit patterns of `u` (to compare f32 vectors exactly, signed zeros included).
