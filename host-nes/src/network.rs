@@ -38,7 +38,7 @@ pub struct NetworkDevices {
     io_read: u32,
     io_write: u32,
     oam: u32,
-    /// The CYC register extended to 64 bits.
+    /// The cycle count of register CYC ([`isa_6502::face::cycles_of`]) extended to 64 bits.
     cycle: Option<u64>,
     answer: Option<u8>,
     /// The lines sampled at the last instruction boundary, to inject; and those injected.
@@ -113,10 +113,10 @@ impl NetworkDevices {
         self.result.as_ref()
     }
 
-    fn extend(&mut self, cyc32: u64) -> u64 {
+    fn extend(&mut self, cycles: u64) -> u64 {
         let c = match self.cycle {
-            None => cyc32,
-            Some(prev) => prev + ((cyc32.wrapping_sub(prev)) & 0xFFFF_FFFF),
+            None => cycles,
+            Some(prev) => prev + ((cycles.wrapping_sub(prev)) & ((1 << isa_6502::face::CYCLE_BITS) - 1)),
         };
         self.cycle = Some(c);
         c
@@ -162,7 +162,7 @@ impl Devices for NetworkDevices {
             self.instructions += 1;
         }
         let busy = st.reg(reg::BUSY);
-        let cyc = self.extend(st.reg(reg::CYC));
+        let cyc = self.extend(isa_6502::face::cycles_of(st.reg(reg::CYC)));
         self.at_boundary = busy != BUSY_IO_WAIT && busy != BUSY_DMA;
         if busy == BUSY_IO_WAIT {
             // The instruction waits for an IO register: answer it as the board is on the read's cycle.

@@ -11,12 +11,12 @@
 //! | `PC` | register | 16 | address of the next opcode |
 //! | `A`, `X`, `Y`, `S` | registers | 8 | accumulator, index registers, stack pointer (next push at $0100 + S) |
 //! | `P` | register | 8 | N V 1 B D I Z C, stored with bit 5 = 1 and B = 0 (as the interpreter keeps it) |
-//! | `CYC` | register | 32 | CPU cycles since power-on (modulo 2^32): the NES host clocks its PPU and APU from it |
+//! | `CYC` | register | 32 | bits 3-31: CPU cycles since power-on modulo 2^29 (five minutes of the NES's CPU clock: the NES host extends it), from which the host clocks its PPU and APU ([`cycles_of`]); bits 0-2: where the next boundary's poll looks ([`poll_of`], below) |
 //! | `BUSY` | register | 8 | micro-step: 0 after a step that retired an instruction or took an interrupt; 1 after the boot step; 255 = stopping (the next step halts) |
 //! | `RUN` | register | 1 | 0 until the boot step has loaded the initial registers from `INIT` |
 //! | `NMI_PEND` | register | 1 | an NMI edge came too late for the poll that could have seen it: the next poll services it |
 //! | `POLL_I` | register | 2 | bit 0: the last instruction was CLI, SEI or PLP; bit 1: I before it (the next interrupt poll sees that I) |
-//! | `POLL` | register | 3 | where the next boundary's poll looks ([`crate::Poll::code`]): 0 an instruction's second-to-last cycle, 1 a cycle earlier (a taken branch on its page), 2 none after BRK or an IRQ sequence (a recent NMI hijacks its vector), 3 none, 4 after an OAM DMA whose store's poll saw an interrupt |
+//! | `CYC` bits 0-2 (`POLL`) | | 3 | where the next boundary's poll looks ([`crate::Poll::code`]): 0 an instruction's second-to-last cycle, 1 a cycle earlier (a taken branch on its page), 2 none after BRK or an IRQ sequence (a recent NMI hijacks its vector), 3 none, 4 after an OAM DMA whose store's poll saw an interrupt |
 //! | `M0`..`M3` | memories, 16,384 x 8 | | the 64 KiB address space in four byte banks: bank k holds the bytes at `addr % 4 == k`, row `addr / 4` |
 //! | `INIT` | memory, 16 x 8 | | the state the boot step loads: PC lo, PC hi, A, X, Y, S, P, CYC (4 bytes, low first) |
 //! | `OUT` | port, 8, console | | a store to the console address (when configured) |
@@ -129,7 +129,10 @@ pub mod reg {
     pub const S: u32 = 4;
     /// The status flags (N V 1 B D I Z C).
     pub const P: u32 = 5;
-    /// CPU cycles since power-on (32 bits).
+    /// CPU cycles since power-on (modulo 2^[`super::CYCLE_BITS`], [`super::cycles_of`]) above the 3 bits of `POLL`
+    /// ([`super::poll_of`]): where the next boundary's poll looks ([`crate::Poll::code`]). The poll point
+    /// changes at most instructions (a taken branch polls a cycle earlier than a load) and the cycle count's
+    /// low bits at every one: in one trace field, the first chunk of `CYC`, the poll costs no token of its own.
     pub const CYC: u32 = 6;
     /// The micro-step (see the `BUSY_*` constants).
     pub const BUSY: u32 = 7;
@@ -139,33 +142,31 @@ pub mod reg {
     pub const NMI_PEND: u32 = 9;
     /// The I flag the next interrupt poll sees (after CLI, SEI or PLP).
     pub const POLL_I: u32 = 10;
-    /// Where the next boundary's poll looks ([`crate::Poll::code`]).
-    pub const POLL: u32 = 11;
     /// NES map: the page an OAM DMA copies (the value stored to $4014).
-    pub const DMA_PAGE: u32 = 12;
+    pub const DMA_PAGE: u32 = 11;
     /// NES map: the next group of four bytes of the OAM DMA (0..64).
-    pub const DMA_ROW: u32 = 13;
+    pub const DMA_ROW: u32 = 12;
     /// NES map: the DMA takes 514 cycles (its store ended on an even cycle), else 513.
-    pub const DMA_LONG: u32 = 14;
+    pub const DMA_LONG: u32 = 13;
     /// NES map with UxROM banking: the 16 KiB bank at $8000.
-    pub const PRG_BANK: u32 = 15;
+    pub const PRG_BANK: u32 = 14;
     /// NES map with MMC3 banking: the bank select's register index (bits 0-2) and PRG mode (bit 3).
-    pub const MMC3_SELECT: u32 = 15;
+    pub const MMC3_SELECT: u32 = 14;
     /// NES map with MMC3 banking: the PRG bank registers `R6` and `R7`.
-    pub const MMC3_R6: u32 = 16;
+    pub const MMC3_R6: u32 = 15;
     /// NES map with MMC3 banking: `R7`.
-    pub const MMC3_R7: u32 = 17;
+    pub const MMC3_R7: u32 = 16;
     /// NES map with MMC1 banking: the serial port's bits so far (4) and their count (0-4), the PRG mode (control
     /// bits 2-3) and the PRG bank (bits 0-3).
-    pub const MMC1_SHIFT: u32 = 15;
+    pub const MMC1_SHIFT: u32 = 14;
     /// NES map with MMC1 banking: the serial port's bit count.
-    pub const MMC1_COUNT: u32 = 16;
+    pub const MMC1_COUNT: u32 = 15;
     /// NES map with MMC1 banking: the PRG mode.
-    pub const MMC1_MODE: u32 = 17;
+    pub const MMC1_MODE: u32 = 16;
     /// NES map with MMC1 banking: the PRG bank.
-    pub const MMC1_PRG: u32 = 18;
+    pub const MMC1_PRG: u32 = 17;
     /// NES map with 512 KiB MMC1 banking (SUROM): the 256 KiB half, bit 4 of the last write to CHR bank 0.
-    pub const MMC1_OUTER: u32 = 19;
+    pub const MMC1_OUTER: u32 = 18;
 }
 
 /// Memory indices: the four byte banks, then `INIT`; in the NES map, then the PRG ROM's two halves.
@@ -261,6 +262,29 @@ pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
 }
 
+/// Bits of `POLL` at the bottom of register `CYC` ([`reg::CYC`]).
+pub const POLL_BITS: u32 = 3;
+
+/// Bits of the cycle count above them: the count is modulo 2^29, and `CYC` 32 bits wide (a wider register
+/// would widen every DeltaNet value head of the woven machine).
+pub const CYCLE_BITS: u32 = 29;
+
+/// The CPU cycle count (modulo 2^[`CYCLE_BITS`]) in a value of register `CYC`.
+pub fn cycles_of(cyc: u64) -> u64 {
+    cyc >> POLL_BITS
+}
+
+/// Where the next boundary's poll looks ([`crate::Poll::code`]) in a value of register `CYC`.
+pub fn poll_of(cyc: u64) -> u64 {
+    cyc & ((1 << POLL_BITS) - 1)
+}
+
+/// The seven architectural registers PC, A, X, Y, S, P and the cycle count, from register values by index
+/// (`reg(reg::PC)` ..): what the interpreter's [`crate::front::cpu_registers`] gives.
+pub fn architectural_registers(reg: impl Fn(u32) -> u64) -> [u64; 7] {
+    [reg(reg::PC), reg(reg::A), reg(reg::X), reg(reg::Y), reg(reg::S), reg(reg::P), cycles_of(reg(reg::CYC))]
+}
+
 /// The registers of the machine built with `opts`, in [`reg`]'s order.
 pub(crate) fn register_descs(opts: &Mos6502Options) -> Vec<RegisterDesc> {
     let r = |name: &str, width: u32| RegisterDesc { name: name.into(), width };
@@ -271,12 +295,11 @@ pub(crate) fn register_descs(opts: &Mos6502Options) -> Vec<RegisterDesc> {
         r("Y", 8),
         r("S", 8),
         r("P", 8),
-        r("CYC", 32),
+        r("CYC", CYCLE_BITS + POLL_BITS),
         r("BUSY", 8),
         r("RUN", 1),
         r("NMI_PEND", 1),
         r("POLL_I", 2),
-        r("POLL", 3),
     ];
     if opts.nes {
         registers.extend([r("DMA_PAGE", 8), r("DMA_ROW", 6), r("DMA_LONG", 1)]);

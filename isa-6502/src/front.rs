@@ -579,9 +579,10 @@ impl Devices for NesStubDevices {
     }
 }
 
-/// The interpreter's registers as the circuit keeps them: PC, A, X, Y, S, P, CYC (low 32 bits).
+/// The interpreter's registers as the circuit keeps them: PC, A, X, Y, S, P and the cycle count (its low
+/// [`crate::face::CYCLE_BITS`] bits; [`crate::face::architectural_registers`] reads the same from the machine's).
 pub fn cpu_registers(cpu: &Cpu) -> [u64; 7] {
-    [u64::from(cpu.pc), u64::from(cpu.a), u64::from(cpu.x), u64::from(cpu.y), u64::from(cpu.s), u64::from(cpu.p), cpu.cycles & 0xFFFF_FFFF]
+    [u64::from(cpu.pc), u64::from(cpu.a), u64::from(cpu.x), u64::from(cpu.y), u64::from(cpu.s), u64::from(cpu.p), cpu.cycles & ((1 << crate::face::CYCLE_BITS) - 1)]
 }
 
 /// Lockstep of a trace with the interpreter started from `img`: after every retired instruction the seven
@@ -620,8 +621,9 @@ fn lockstep_steps(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, t
     let names = ["PC", "A", "X", "Y", "S", "P", "CYC"];
     let check_regs = |cpu: &Cpu, st: &isa_api::StepEvents, i: usize, instructions: u64| -> Result<(), String> {
         let want = cpu_registers(cpu);
+        let got_all = crate::face::architectural_registers(|r| st.reg(r));
         for (r, name) in names.iter().enumerate() {
-            let got = st.reg(r as u32);
+            let got = got_all[r];
             if got != want[r] {
                 return Err(format!("instruction {instructions} (step {i}): {name} = {got:#x} in the network, {:#x} in the interpreter", want[r]));
             }

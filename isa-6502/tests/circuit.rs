@@ -28,9 +28,7 @@ fn flat() -> MachineDesc {
 
 /// The seven architectural registers (PC, A, X, Y, S, P, CYC) of a reference machine.
 fn regs(r: &Reference) -> [u64; 7] {
-    let mut out = [0; 7];
-    out.copy_from_slice(&r.state.regs[..7]);
-    out
+    isa_6502::face::architectural_registers(|i| r.state.regs[i as usize])
 }
 
 fn ram_byte(r: &Reference, addr: u16) -> u8 {
@@ -173,9 +171,9 @@ fn the_demo_in_lockstep_with_the_interpreter() {
     println!("demo on the circuit: {} instructions, {} trace tokens ({:.2} per instruction)", check.instructions, trace.generated.len(), tokens / check.instructions as f64);
 }
 
-/// A machine's interrupt state as the interpreter keeps it: (NMI_PEND, POLL).
+/// A machine's interrupt state as the interpreter keeps it: (NMI_PEND, POLL, the low bits of CYC).
 fn poll_state(r: &Reference) -> (u64, u64) {
-    (r.state.regs[reg::NMI_PEND as usize], r.state.regs[reg::POLL as usize])
+    (r.state.regs[reg::NMI_PEND as usize], isa_6502::face::poll_of(r.state.regs[reg::CYC as usize]))
 }
 
 #[test]

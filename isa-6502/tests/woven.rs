@@ -88,7 +88,7 @@ fn nestest_every_log_line_on_the_woven_machine() {
     for (n, line) in lines.iter().enumerate() {
         // Line n is the state before instruction n: after the boot step (n = 0) or instruction n - 1.
         let st = &steps[n];
-        let got: Vec<u64> = (0..7).map(|r| st.reg(r)).collect();
+        let got = isa_6502::face::architectural_registers(|r| st.reg(r)).to_vec();
         assert_eq!(got, log_state(line), "nestest.log line {} (PC A X Y S P CYC) on the woven machine", n + 1);
     }
     let generated = out.trace.generated.len();
@@ -129,7 +129,7 @@ fn tom_harte_tests_on_the_woven_machine() {
             cpu.step(&mut ram).unwrap();
             let e = &case.expected;
             let want = [u64::from(e.pc), u64::from(e.a), u64::from(e.x), u64::from(e.y), u64::from(e.s), u64::from(e.p), cpu.cycles];
-            let got: Vec<u64> = (0..7).map(|r| after.reg(r)).collect();
+            let got = isa_6502::face::architectural_registers(|r| after.reg(r));
             assert_eq!(got, want, "{} {}: PC A X Y S P CYC", path.display(), case.name);
             // RAM: the initial bytes, then the bytes the instruction's step wrote.
             let mut memory: std::collections::HashMap<u16, u8> = i.ram.iter().copied().collect();

@@ -18,12 +18,13 @@ pub(super) fn commit(cx: &mut Ctx, opts: &Mos6502Options, n: &Next) {
     s.set_next(reg::Y, y);
     s.set_next(reg::S, sp);
     s.set_next(reg::P, p);
-    s.set_next(reg::CYC, cyc);
+    // `POLL` rides in `CYC`'s low bits (see `reg::CYC`).
+    let cyc_poll = s.concat(&[n.poll, cyc]);
+    s.set_next(reg::CYC, cyc_poll);
     s.set_next(reg::BUSY, n.busy);
     s.set_next(reg::RUN, one);
     s.set_next(reg::NMI_PEND, n.pend);
     s.set_next(reg::POLL_I, n.poll_i);
-    s.set_next(reg::POLL, n.poll);
     if let Some((dma, rom)) = n.nes {
         nes_registers_next(s, opts.prg.banking, &cx.prg_regs, dma, rom);
     }

@@ -11,7 +11,7 @@ use super::operands::Operands;
 use super::pc::PcTargets;
 use super::state::{BootState, CpuState6502, State, StepKind, boot_state, irq_hits, nmi_seen};
 use super::writes::Writes;
-use crate::face::{BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, Mos6502Options};
+use crate::face::{BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, CYCLE_BITS, Mos6502Options};
 use isa_api::circuit::{NodeId, SumTerm};
 
 /// The next values of the registers, and (NES map) what the DMA's and PRG bank registers' next values read.
@@ -149,11 +149,11 @@ fn registers_next(cx: &mut Ctx, opts: &Mos6502Options, pk: Picker, boot: &BootSt
     let mut cyc_cases = vec![(exec, cyc_exec)];
     if opts.nes {
         let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
-        let done = cx.s.sum(32, &[t(cyc), t(dma_long)], 513);
+        let done = cx.s.sum(CYCLE_BITS, &[t(cyc), t(dma_long)], 513);
         cyc_cases.push((dma_last, done));
     }
     cyc_cases.push((int_seq, cyc_int));
-    let cyc_next = pk.next(cx, 32, i_cyc, None, cyc_cases, cyc);
+    let cyc_next = pk.next(cx, CYCLE_BITS, i_cyc, None, cyc_cases, cyc);
     [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next]
 }
 

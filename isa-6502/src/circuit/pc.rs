@@ -4,7 +4,7 @@
 use super::Ctx;
 use super::decode::{Decoded, Flag, ctl};
 use super::state::CpuState6502;
-use crate::face::Mos6502Options;
+use crate::face::{CYCLE_BITS, Mos6502Options};
 use isa_api::circuit::{CmpKind, NodeId, SumTerm};
 
 /// Where the program counter can go after an instruction, and whether a branch is taken.
@@ -103,7 +103,7 @@ pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, cyc: Nod
     } else {
         ea
     };
-    let cyc_exec = cx.s.sum(32, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
+    let cyc_exec = cx.s.sum(CYCLE_BITS, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
     let cyc_int = cx.s.add_const(cyc, 7);
     Cycles { br_far, io_read_word, cyc_exec, cyc_int }
 }

@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::mapper::prg_bank_registers;
-use crate::face::{BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, Mos6502Options, init_row, input, mem, reg};
+use crate::face::{BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, CYCLE_BITS, Mos6502Options, POLL_BITS, init_row, input, mem, reg};
 use isa_api::circuit::NodeId;
 
 /// NES map: the OAM DMA's registers (the constant 0 in the flat map).
@@ -76,12 +76,13 @@ fn cpu_state(cx: &mut Ctx) -> CpuState6502 {
     let y = cx.s.reg(reg::Y, 8);
     let sp = cx.s.reg(reg::S, 8);
     let p = cx.s.reg(reg::P, 8);
-    let cyc = cx.s.reg(reg::CYC, 32);
+    let cyc_poll = cx.s.reg(reg::CYC, CYCLE_BITS + POLL_BITS);
+    let cyc = cx.s.slice(cyc_poll, POLL_BITS, CYCLE_BITS);
     let busy = cx.s.reg(reg::BUSY, 8);
     let run = cx.s.reg(reg::RUN, 1);
     let nmi_pend = cx.s.reg(reg::NMI_PEND, 1);
     let poll_i = cx.s.reg(reg::POLL_I, 2);
-    let poll = cx.s.reg(reg::POLL, 3);
+    let poll = cx.s.slice(cyc_poll, 0, POLL_BITS);
     let nmi_in = cx.s.input(input::NMI, 3);
     let irq_in = cx.s.input(input::IRQ, 2);
     let flag_c = cx.s.bit(p, 0);
@@ -249,6 +250,7 @@ pub(super) fn boot_state(cx: &mut Ctx) -> BootState {
         cx.s.or(t, u)
     };
     let i_cyc_bytes: Vec<NodeId> = (0..4).map(|k| init(cx, init_row::CYC + k)).collect();
-    let i_cyc = cx.s.concat(&i_cyc_bytes);
+    let i_cyc_word = cx.s.concat(&i_cyc_bytes);
+    let i_cyc = cx.s.slice(i_cyc_word, 0, CYCLE_BITS);
     BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc }
 }
