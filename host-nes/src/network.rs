@@ -116,7 +116,7 @@ impl NetworkDevices {
     fn extend(&mut self, cycles: u64) -> u64 {
         let c = match self.cycle {
             None => cycles,
-            Some(prev) => prev + ((cycles.wrapping_sub(prev)) & ((1 << isa_6502::face::CYCLE_BITS) - 1)),
+            Some(prev) => prev + ((cycles.wrapping_sub(prev)) & isa_6502::face::CYCLE_MASK),
         };
         self.cycle = Some(c);
         c

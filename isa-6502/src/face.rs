@@ -269,6 +269,9 @@ pub const POLL_BITS: u32 = 3;
 /// would widen every DeltaNet value head of the woven machine).
 pub const CYCLE_BITS: u32 = 29;
 
+/// The cycle counts `CYC` holds: `count & CYCLE_MASK` is what it keeps of `count`.
+pub const CYCLE_MASK: u64 = (1 << CYCLE_BITS) - 1;
+
 /// The CPU cycle count (modulo 2^[`CYCLE_BITS`]) in a value of register `CYC`.
 pub fn cycles_of(cyc: u64) -> u64 {
     cyc >> POLL_BITS

@@ -582,7 +582,7 @@ impl Devices for NesStubDevices {
 /// The interpreter's registers as the circuit keeps them: PC, A, X, Y, S, P and the cycle count (its low
 /// [`crate::face::CYCLE_BITS`] bits; [`crate::face::architectural_registers`] reads the same from the machine's).
 pub fn cpu_registers(cpu: &Cpu) -> [u64; 7] {
-    [u64::from(cpu.pc), u64::from(cpu.a), u64::from(cpu.x), u64::from(cpu.y), u64::from(cpu.s), u64::from(cpu.p), cpu.cycles & ((1 << crate::face::CYCLE_BITS) - 1)]
+    [u64::from(cpu.pc), u64::from(cpu.a), u64::from(cpu.x), u64::from(cpu.y), u64::from(cpu.s), u64::from(cpu.p), cpu.cycles & crate::face::CYCLE_MASK]
 }
 
 /// Lockstep of a trace with the interpreter started from `img`: after every retired instruction the seven
