@@ -171,7 +171,7 @@ fn the_demo_in_lockstep_with_the_interpreter() {
     println!("demo on the circuit: {} instructions, {} trace tokens ({:.2} per instruction)", check.instructions, trace.generated.len(), tokens / check.instructions as f64);
 }
 
-/// A machine's interrupt state as the interpreter keeps it: (NMI_PEND, POLL, the low bits of CYC).
+/// A machine's interrupt state as the interpreter keeps it: (NMI_PEND, POLL), POLL being the low bits of CYC.
 fn poll_state(r: &Reference) -> (u64, u64) {
     (r.state.regs[reg::NMI_PEND as usize], isa_6502::face::poll_of(r.state.regs[reg::CYC as usize]))
 }
