@@ -430,6 +430,9 @@ impl isa_api::front::Devices for Shared {
     fn inject(&mut self, steps: usize) -> Vec<(u32, u64)> {
         self.0.borrow_mut().inject(steps)
     }
+    fn answer(&mut self, port: u32, request: u64) -> u64 {
+        self.0.borrow_mut().answer(port, request)
+    }
     fn step(&mut self, step: &isa_api::StepEvents) {
         let mut d = self.0.borrow_mut();
         d.step(step);

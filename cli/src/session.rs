@@ -431,6 +431,9 @@ impl Devices for Suspending<'_> {
     fn inject(&mut self, steps: usize) -> Vec<(u32, u64)> {
         self.inner.inject(steps)
     }
+    fn answer(&mut self, port: u32, request: u64) -> u64 {
+        self.inner.answer(port, request)
+    }
     fn step(&mut self, step: &isa_api::StepEvents) {
         let inner = &mut self.inner;
         self.pb.suspend(|| inner.step(step));

@@ -49,14 +49,18 @@ fn main() -> Result<(), String> {
             }
             r.inject(port, v);
         }
-        let o = r.step();
+        // An IO read's answer comes within its step.
+        let (o, toks) = r.step_answered(|port, request| dev.answer(port, request));
         if o.halted {
             break;
         }
-        let toks = r.step_tokens(&o);
         *per_step.entry(toks.len()).or_default() += 1;
-        for t in toks {
-            tokens += 1;
+        for (t, host) in toks {
+            if host {
+                injected += 1;
+            } else {
+                tokens += 1;
+            }
             *per_field.entry(name(t)).or_default() += 1;
             if let isa_api::trace::Decoded::Step(ev) = dec.push(t).map_err(|e| e.to_string())? {
                 dev.step(&ev);

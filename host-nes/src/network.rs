@@ -4,7 +4,7 @@
 //! (`OAM_DMA`), clock the board from the `CYC` register, and drive the `NMI` and `IRQ` inputs.
 
 use crate::board::{Board, Frame, Lines};
-use isa_6502::circuit::{BUSY_DMA, BUSY_IO_WAIT, Mos6502Options, PrgBanking, bank_byte_address, input, io_read_port, mem, reg};
+use isa_6502::circuit::{BUSY_DMA, Mos6502Options, PrgBanking, bank_byte_address, input, io_read_port, mem, reg};
 use isa_6502::front::fault_summary;
 use isa_api::StepEvents;
 use isa_api::front::{Devices, EXIT_FAULT, EXIT_STEP_LIMIT, Finish, RunEnd};
@@ -40,12 +40,11 @@ pub struct NetworkDevices {
     oam: u32,
     /// The cycle count of register CYC ([`isa_6502::face::cycles_of`]) extended to 64 bits.
     cycle: Option<u64>,
-    answer: Option<u8>,
     /// The lines sampled at the last instruction boundary, to inject; and those injected.
     lines: Option<Lines>,
     injected: Lines,
     dma: Option<(u64, Vec<u8>)>,
-    /// Whether the last step ended an instruction (not an IO wait or a DMA step): runs stop only there.
+    /// Whether the last step ended an instruction (not a DMA step): runs stop only there.
     at_boundary: bool,
     instructions: u64,
     fault: Option<u64>,
@@ -80,7 +79,6 @@ impl NetworkDevices {
             io_write: io_read - 1,
             oam: io_read + 1,
             cycle: None,
-            answer: None,
             lines: None,
             injected: Lines::default(),
             dma: None,
@@ -134,11 +132,18 @@ impl NetworkDevices {
 }
 
 impl Devices for NetworkDevices {
+    /// An IO read (port `IO_READ`: address, and the cycle within the instruction in bits 16-19): the board run
+    /// to that cycle (the instruction starts where the last step ended) answers it.
+    fn answer(&mut self, port: u32, request: u64) -> u64 {
+        if port != self.io_read {
+            return 0;
+        }
+        let (addr, k) = (request as u16, (request >> 16) & 0xF);
+        u64::from(self.board.read(addr, self.cycle.unwrap_or(0) + k))
+    }
+
     fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
         let mut v = Vec::new();
-        if let Some(a) = self.answer.take() {
-            v.push((input::IO_DATA, u64::from(a)));
-        }
         if let Some(l) = self.lines.take() {
             if l.nmi_age != self.injected.nmi_age {
                 v.push((input::NMI, u64::from(l.nmi_age)));
@@ -163,15 +168,7 @@ impl Devices for NetworkDevices {
         }
         let busy = st.reg(reg::BUSY);
         let cyc = self.extend(isa_6502::face::cycles_of(st.reg(reg::CYC)));
-        self.at_boundary = busy != BUSY_IO_WAIT && busy != BUSY_DMA;
-        if busy == BUSY_IO_WAIT {
-            // The instruction waits for an IO register: answer it as the board is on the read's cycle.
-            if let Some(v) = st.output(self.io_read) {
-                let (addr, k) = (v as u16, (v >> 16) & 0xF);
-                self.answer = Some(self.board.read(addr, cyc + k));
-            }
-            return;
-        }
+        self.at_boundary = busy != BUSY_DMA;
         for &(port, v) in &st.outputs {
             if port == self.io_write {
                 // A store's (or a read-modify-write's last) write: the instruction's last cycle.

@@ -50,11 +50,12 @@ fn on_circuit_to_fault(rom: &[u8], input: &InputSchedule, frames: u64) -> (Hashe
         for (port, v) in dev.inject(steps) {
             r.inject(port, v);
         }
-        let o = r.step();
+        // An IO read's answer comes within its step (the board at the read's cycle).
+        let (o, tokens) = r.step_answered(|port, request| dev.answer(port, request));
         if o.halted {
             break;
         }
-        for t in r.step_tokens(&o) {
+        for (t, _) in tokens {
             if let isa_api::trace::Decoded::Step(ev) = dec.push(t).unwrap() {
                 dev.step(&ev);
             }

@@ -191,13 +191,10 @@ pub mod input {
     pub const NMI: u32 = 0;
     /// The IRQ level at the two poll points ([`crate::Lines::irq`]).
     pub const IRQ: u32 = 1;
-    /// NES map: the host's answer to the IO read the machine requested on port `IO_READ`.
+    /// NES map: the host's answer to the IO read the machine requests on port `IO_READ`, injected within that
+    /// step, right after the request (`IO_READ` leads the step's trace; [`isa_api::PortDesc::answers`]).
     pub const IO_DATA: u32 = 2;
 }
-
-/// `BUSY` while an instruction waits for the host's answer to an IO read (NES map): the next step runs it
-/// with the answer as its operand.
-pub const BUSY_IO_WAIT: u64 = 2;
 
 /// `BUSY` during an OAM DMA (NES map): a store to $4014 starts it; 64 steps each read four bytes of the page
 /// and write them on port `OAM_DMA`; the last adds the DMA's 513 or 514 cycles ([`crate::oam_dma_cycles`]) and
@@ -352,7 +349,9 @@ pub(crate) fn machine_desc(opts: &Mos6502Options, circuit: Circuit, ports: Vec<P
     let mut desc = MachineDesc::new("mos6502", registers, memories, ports, circuit);
     desc.face.inputs = vec![PortDesc::new("NMI", 3), PortDesc::new("IRQ", 2)];
     if opts.nes {
-        desc.face.inputs.push(PortDesc::new("IO_DATA", 8));
+        // The answer to an IO read, injected within the step that asks on `IO_READ` (see `crate::circuit`).
+        let read_port = io_read_port(opts).expect("the NES map has IO ports");
+        desc.face.inputs.push(PortDesc::new("IO_DATA", 8).answering(read_port));
         desc.name = "mos6502-nes".into();
     }
     desc.face.io_ranges = io_ranges;

@@ -504,7 +504,6 @@ pub struct NesStubDevices {
     /// The machine's memory as the trace writes it (each bank's latest write applies again at every commit).
     shadow: Vec<u8>,
     latest: [Option<(u16, u8)>; 4],
-    pending: Option<u8>,
     instructions: u64,
     console: Vec<u8>,
     result: Option<u8>,
@@ -514,17 +513,17 @@ pub struct NesStubDevices {
 impl NesStubDevices {
     /// Devices echoing the test text to `out`.
     pub fn new(out: Box<dyn Write>) -> Self {
-        NesStubDevices { out, shadow: vec![0; 0x10000], latest: [None; 4], pending: None, instructions: 0, console: Vec::new(), result: None, fault: None }
+        NesStubDevices { out, shadow: vec![0; 0x10000], latest: [None; 4], instructions: 0, console: Vec::new(), result: None, fault: None }
     }
-    /// The stub's answer to an IO read.
-    pub fn answer(addr: u16) -> u8 {
+    /// The stub's answer to an IO read of `addr`.
+    pub fn io_answer(addr: u16) -> u8 {
         if (0x2000..0x4000).contains(&addr) && addr & 7 == 2 { 0x80 } else { 0 }
     }
 }
 
 impl Devices for NesStubDevices {
-    fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
-        self.pending.take().map(|v| vec![(crate::circuit::input::IO_DATA, u64::from(v))]).unwrap_or_default()
+    fn answer(&mut self, _port: u32, request: u64) -> u64 {
+        u64::from(Self::io_answer(request as u16))
     }
     fn step(&mut self, st: &isa_api::StepEvents) {
         if st.halted {
@@ -533,13 +532,8 @@ impl Devices for NesStubDevices {
         if st.retired(Some(crate::circuit::reg::BUSY)) {
             self.instructions += 1;
         }
-        for &(port, v) in &st.outputs {
-            match port {
-                0 if v != 0 => self.fault = Some(v),
-                // IO_READ is the port after IO_WRITE (see `mos6502_machine`): the last port.
-                _ if st.reg(crate::circuit::reg::BUSY) == crate::circuit::BUSY_IO_WAIT => self.pending = Some(Self::answer(v as u16)),
-                _ => {}
-            }
+        if let Some(f) = st.output(0).filter(|&f| f != 0) {
+            self.fault = Some(f);
         }
         let nes = Mos6502Options { nes: true, ..Default::default() };
         for w in st.writes.iter().filter(|w| mem::BANKS.contains(&w.mem)) {
@@ -615,7 +609,6 @@ fn lockstep_steps(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, t
     }
     let io_read_port = crate::circuit::io_read_port(opts);
     let oam_port = io_read_port.map(|p| p + 1);
-    let mut pending_read: Option<(u16, u32)> = None;
     // An OAM DMA in progress: the bytes the interpreter's bus holds, and those the trace wrote so far.
     let mut dma: Option<(Vec<u8>, Vec<u8>)> = None;
     let names = ["PC", "A", "X", "Y", "S", "P", "CYC"];
@@ -664,16 +657,14 @@ fn lockstep_steps(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, t
             check_regs(&cpu, st, i, instructions)?;
             continue;
         }
-        if busy == crate::circuit::BUSY_IO_WAIT {
-            // A stall: the instruction asked the host for an IO register; it runs at the next step.
-            pending_read = io_read_port.and_then(|p| st.output(p)).map(|a| (a as u16, (a >> 16) as u32));
-            if pending_read.is_none() {
-                return Err(format!("step {i}: a stall without an IO_READ request"));
-            }
-            continue;
-        }
-        let read_request = pending_read.take();
-        bus.io_answer = read_request.map(|(a, _)| (a, io_answer.unwrap_or(0)));
+        // An IO read: the request on IO_READ, the host's answer injected within the step.
+        let read_request = io_read_port.and_then(|p| st.output(p)).map(|a| (a as u16, (a >> 16) as u32));
+        bus.io_answer = match (read_request, io_answer) {
+            (Some((a, _)), Some(v)) => Some((a, *v)),
+            (None, None) => None,
+            (Some((a, _)), None) => return Err(format!("step {i}: an IO read of ${a:04X} without an answer")),
+            (None, Some(v)) => return Err(format!("step {i}: an answer ({v:#04x}) without an IO read")),
+        };
         if busy == crate::circuit::BUSY_STOPPING {
             // A stop: an exit store (the interpreter makes it) or a fault (the interpreter refuses the opcode).
             if st.output(0).is_some_and(|f| f != 0) {

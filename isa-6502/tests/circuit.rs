@@ -324,7 +324,6 @@ fn lxa_shy_shx_match_the_interpreter_on_random_states() {
 /// blargg's $6000 protocol reports; returns (status, text, instructions) after checking the whole trace in
 /// lockstep with the interpreter (`interpreter_lockstep`, IO answers replayed from the trace).
 fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64, usize) {
-    use isa_6502::circuit::input;
     use isa_6502::front::{MemoryMap, NesStubDevices};
     let m = Mos6502Machine { keys: Mos6502Keys { map: MemoryMap::Nes, ..Default::default() } };
     let program = Program { name: rom.display().to_string(), bytes: std::fs::read(rom).unwrap(), expected_console: None };
@@ -337,23 +336,22 @@ fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64, usize) 
     let image = img.load_image(&m.options());
     image.load_into(&mut r);
     let (mut generated, mut injected) = (Vec::new(), Vec::new());
-    let mut pending: Option<u16> = None;
     let mut oam_writes = 0;
     // The NES map keeps RAM and PRG RAM at their compact bank addresses.
     let nes_byte = |r: &Reference, a: u16| ram_byte(r, isa_6502::circuit::nes_bank_address(a).expect("a RAM or PRG RAM address"));
     for step in 0..50_000_000usize {
-        if let Some(a) = pending.take() {
-            let v = u64::from(NesStubDevices::answer(a));
-            r.inject(input::IO_DATA, v);
-            for t in r.protocol.input_tokens(input::IO_DATA, v) {
+        // An IO read's answer comes within its step, right after the request on IO_READ.
+        let (o, tokens) = r.step_answered(|port, a| {
+            assert_eq!(port, io_read);
+            u64::from(NesStubDevices::io_answer(a as u16))
+        });
+        for (t, host) in tokens {
+            if host {
                 injected.push((generated.len(), t));
-                generated.push(t);
             }
+            generated.push(t);
         }
-        let o = r.step();
-        generated.extend(r.step_tokens(&o));
         assert!(!o.halted, "halted at step {step}");
-        pending = o.outputs.iter().find(|p| p.0 == io_read).map(|p| p.1 as u16);
         oam_writes += o.outputs.iter().filter(|p| p.0 == io_read + 1).count();
         if step % 4096 == 0 && [nes_byte(&r, 0x6001), nes_byte(&r, 0x6002), nes_byte(&r, 0x6003)] == [0xDE, 0xB0, 0x61] && nes_byte(&r, 0x6000) < 0x80 {
             break;
@@ -402,8 +400,8 @@ fn the_nes_demo_on_the_nes_map_circuit() {
         for (port, v) in devices.inject(steps) {
             r.inject(port, v);
         }
-        let o = r.step();
-        for t in r.step_tokens(&o) {
+        let (_, tokens) = r.step_answered(|port, a| devices.answer(port, a));
+        for (t, _) in tokens {
             if let isa_api::trace::Decoded::Step(ev) = dec.push(t).unwrap() {
                 devices.step(&ev);
             }

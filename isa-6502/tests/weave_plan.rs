@@ -18,7 +18,7 @@ fn the_plan_of_the_2a03() {
 
 #[test]
 fn the_console_adds_no_depth_and_the_nes_map_two_layers() {
-    // The NES map translates the data address and waits for the IO decision (a stall) in every case's select.
+    // The NES map translates the data address and decides IO against memory in every case's select.
     for (name, opts, most, heads) in [
         ("flat with console and exit", Mos6502Options { console: Some(0xF001), exit: Some(0xF002), ..Default::default() }, 19, 264),
         ("NES map", Mos6502Options { nes: true, ..Default::default() }, 21, 104),

@@ -3,7 +3,7 @@
 
 use crate::circuit::{CmpKind, Op, ShiftKind};
 use crate::machine::MachineDesc;
-use crate::protocol::{FieldRole, Protocol};
+use crate::protocol::{Field, FieldRole, Protocol};
 use crate::trace::TraceHistory;
 
 /// Architectural state: register values and memory contents (words masked to their widths).
@@ -169,6 +169,21 @@ impl Reference {
         self.state.inputs[port as usize] = value & mask(self.desc.inputs[port as usize].width);
     }
 
+    /// Apply input token `token` (one `IN_<port>` chunk: its bits of the port's value, as the network stages
+    /// chunk by chunk); other tokens change nothing. Returns whether it was an input chunk.
+    pub fn inject_token(&mut self, token: u32) -> bool {
+        match self.protocol.decode(token) {
+            Some(crate::protocol::Token::Value { field, value, .. }) => match self.protocol.fields[field as usize] {
+                Field { role: FieldRole::In { port, .. }, width, lo, .. } => {
+                    apply_chunk(&mut self.state.inputs, (port, value, width, lo));
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Run one step, updating the state.
     pub fn step(&mut self) -> StepOutcome {
         let d = &self.desc;
@@ -240,10 +255,40 @@ impl Reference {
         self.protocol.step_tokens(&o.fields)
     }
 
+    /// One step whose requests on ports that an input answers within the step ([`Protocol::answered`]) get
+    /// `answer(port, request)`: the step is computed again with the answer injected, as the host's answer
+    /// within the step makes the network do. Returns the outcome and its tokens, each with whether the host
+    /// injects it (the answer's `IN_<input>` chunks, right after the request port's last chunk).
+    pub fn step_answered(&mut self, mut answer: impl FnMut(u32, u64) -> u64) -> (StepOutcome, Vec<(u32, bool)>) {
+        let before = (self.state.clone(), self.history.clone());
+        let o = self.step();
+        let Some((port, request, input)) = o.outputs.iter().find_map(|&(port, v)| self.protocol.answer_of(port).map(|i| (port, v, i))) else {
+            let tokens = self.step_tokens(&o).into_iter().map(|t| (t, false)).collect();
+            return (o, tokens);
+        };
+        let value = answer(port, request);
+        (self.state, self.history) = before;
+        self.inject(input, value);
+        let o = self.step();
+        let p = &self.protocol;
+        // The request's fields lead the step: the answer follows its last chunk.
+        let at = o.fields.iter().zip(&p.step_fields).filter(|(v, fi)| v.is_some() && matches!(p.fields[**fi as usize].role, FieldRole::Out { port: q, .. } if q == port)).count();
+        let mut tokens: Vec<(u32, bool)> = self.step_tokens(&o).into_iter().map(|t| (t, false)).collect();
+        let ins = p.input_tokens(input, value).into_iter().map(|t| (t, true));
+        tokens.splice(at..at, ins);
+        (o, tokens)
+    }
+
     /// [`Self::run`] with host input devices: at every step boundary `s` (0 before the first step) `inject(s)`
-    /// gives the `(port, value)` injections, applied to the state and written as input tokens. Returns the
-    /// generated tokens and the `(index, token)` of every injected one (the replay format of a host's trace).
-    pub fn run_io(&mut self, max_steps: usize, mut inject: impl FnMut(usize) -> Vec<(u32, u64)>) -> (Vec<u32>, Vec<(usize, u32)>) {
+    /// gives the `(port, value)` injections, applied to the state and written as input tokens; a request within
+    /// a step gets `answer(port, request)` ([`Self::step_answered`]). Returns the generated tokens and the
+    /// `(index, token)` of every injected one (the replay format of a host's trace).
+    pub fn run_io_answered(
+        &mut self,
+        max_steps: usize,
+        mut inject: impl FnMut(usize) -> Vec<(u32, u64)>,
+        mut answer: impl FnMut(u32, u64) -> u64,
+    ) -> (Vec<u32>, Vec<(usize, u32)>) {
         let (mut out, mut injected) = (Vec::new(), Vec::new());
         for s in 0..max_steps {
             for (port, value) in inject(s) {
@@ -253,13 +298,24 @@ impl Reference {
                     out.push(t);
                 }
             }
-            let o = self.step();
-            out.extend(self.step_tokens(&o));
+            let (o, tokens) = self.step_answered(&mut answer);
+            for (t, host) in tokens {
+                if host {
+                    injected.push((out.len(), t));
+                }
+                out.push(t);
+            }
             if o.halted {
                 break;
             }
         }
         (out, injected)
+    }
+
+    /// [`Self::run_io_answered`] for machines whose inputs are all injected between steps (a request within a
+    /// step would read 0).
+    pub fn run_io(&mut self, max_steps: usize, inject: impl FnMut(usize) -> Vec<(u32, u64)>) -> (Vec<u32>, Vec<(usize, u32)>) {
+        self.run_io_answered(max_steps, inject, |_, _| 0)
     }
 
     /// Run up to `max_steps` steps (stopping at HALT); returns the generated tokens.
@@ -276,6 +332,12 @@ impl Reference {
     }
 }
 
+/// Input chunk `(port, value, width, lo)` into `inputs`: its bits of the port's value.
+fn apply_chunk(inputs: &mut [u64], (port, value, width, lo): (u32, u64, u32, u32)) {
+    let old = inputs[port as usize];
+    inputs[port as usize] = (old & !(mask(width) << lo)) | ((value & mask(width)) << lo);
+}
+
 /// The reference evaluator as the token source of a host loop ([`crate::host::run_io_until`]'s `next`): fed the
 /// trace a host builds (the prompt, then the generated and injected tokens), it predicts each next token as the
 /// woven network does, so a program runs with its host devices and no weights (`loom eval`). A step is computed
@@ -290,6 +352,9 @@ pub struct Predictor {
     pending: std::collections::VecDeque<u32>,
     /// The state and history before the step computed last, while none of its tokens has been fed.
     undo: Option<(MachineState, TraceHistory)>,
+    /// The same once its tokens are being fed, and those fed so far: an answer within the step (an input that
+    /// answers a request port, [`Protocol::answered`]) computes the step again from there.
+    started: Option<(MachineState, TraceHistory, Vec<u32>)>,
     /// Steps taken (each one's first token fed).
     pub steps: usize,
 }
@@ -309,7 +374,7 @@ impl Predictor {
     pub fn new(desc: MachineDesc, image: &crate::LoadImage, prompt_len: usize) -> Self {
         let mut r = Reference::new(desc);
         image.load_into(&mut r);
-        Self { r, prompt_left: prompt_len, pending: Default::default(), undo: None, steps: 0 }
+        Self { r, prompt_left: prompt_len, pending: Default::default(), undo: None, started: None, steps: 0 }
     }
 
     /// The reference machine (its state after the steps fed, and the one computed for the next token).
@@ -326,26 +391,39 @@ impl Predictor {
                 return Ok(p.step_token); // inside the prompt: nothing is predicted
             }
         } else if p.is_host_token(token) {
+            if let Some((state, history, fed)) = self.started.as_mut() {
+                // An answer within the step: the step again from its start, with the answer; the tokens fed so
+                // far (the request) must come out the same.
+                (self.r.state, self.r.history) = (state.clone(), history.clone());
+                self.r.inject_token(token);
+                state.inputs.clone_from(&self.r.state.inputs);
+                let fed = fed.clone();
+                let o = self.r.step();
+                let again = self.r.step_tokens(&o);
+                if again.len() <= fed.len() || again[..fed.len()] != fed[..] {
+                    let p = &self.r.protocol;
+                    let predicted = again.iter().map(|t| p.describe(*t)).collect::<Vec<_>>().join(" ");
+                    return Err(Unpredicted { position, fed: p.describe(token), predicted: format!("a step that changed with the answer: {predicted}") });
+                }
+                self.pending = again[fed.len()..].iter().copied().collect();
+                return Ok(self.pending[0]);
+            }
             // An injection at a step boundary: the step computed for this position had not started.
             if let Some((state, history)) = self.undo.take() {
                 (self.r.state, self.r.history) = (state, history);
                 self.pending.clear();
             }
-            // Each chunk replaces its bits of the port's value (the network stages chunk by chunk).
-            if let Some(crate::protocol::Token::Value { field, value, .. }) = p.decode(token) {
-                let f = &p.fields[field as usize];
-                if let FieldRole::In { port, .. } = f.role {
-                    let old = self.r.state.inputs[port as usize];
-                    let v = (old & !(mask(f.width) << f.lo)) | ((value & mask(f.width)) << f.lo);
-                    self.r.inject(port, v);
-                }
-            }
+            self.r.inject_token(token);
         } else {
             match self.pending.front() {
                 Some(&want) if want == token => {
                     self.pending.pop_front();
-                    if self.undo.take().is_some() {
+                    if let Some((state, history)) = self.undo.take() {
                         self.steps += 1;
+                        self.started = Some((state, history, Vec::new()));
+                    }
+                    if let Some((_, _, fed)) = self.started.as_mut() {
+                        fed.push(token);
                     }
                 }
                 want => {
@@ -355,6 +433,7 @@ impl Predictor {
             }
         }
         if self.pending.is_empty() {
+            self.started = None;
             self.undo = Some((self.r.state.clone(), self.r.history.clone()));
             let o = self.r.step();
             self.pending.extend(self.r.step_tokens(&o));
@@ -404,6 +483,66 @@ mod tests {
         let (got, injected, _) = through_host_loop(&d, &crate::LoadImage::default(), 100, crate::examples::io8_devices);
         assert!(!want_injected.is_empty());
         assert_eq!((got, injected), (want, want_injected));
+    }
+
+    /// ask8's requests (port ASK) are answered within their step: the request leads the step, the answer follows
+    /// its last chunk, and the reference, the predictor through the host loop and the replay agree on every
+    /// position; a host that does not answer leaves the protocol at the step's next token.
+    #[test]
+    fn answers_within_a_step_follow_their_request() {
+        use crate::examples::{ask8, ask8_answer};
+        let d = ask8(40);
+        d.validate().unwrap();
+        let proto = Protocol::of(&d);
+        let names: Vec<&str> = proto.step_fields.iter().map(|f| proto.fields[*f as usize].name.as_str()).collect();
+        assert_eq!(names, ["ASK.0", "ASK.1", "ACC", "N"]);
+        assert_eq!((proto.answer_of(0), proto.request_of(0)), (Some(0), Some(0)));
+        let mut r = Reference::new(d.clone());
+        let (want, injected) = r.run_io_answered(100, |_| Vec::new(), ask8_answer);
+        assert_eq!(injected.len(), 20, "N odd in 0..40: twenty requests, one answer token each");
+        for &(i, _) in &injected {
+            let before = proto.decode(want[i - 1]);
+            assert!(matches!(before, Some(Token::Value { field, end: false, .. }) if proto.fields[field as usize].name == "ASK.1"), "{before:?}");
+        }
+        // ACC as an independent loop computes it.
+        let mut acc = 0u8;
+        for n in 0..40u8 {
+            if n & 1 == 1 {
+                acc = acc.wrapping_add(ask8_answer(0, (u64::from(n) << 4) | u64::from(acc & 15)) as u8);
+            } else {
+                acc ^= n;
+            }
+        }
+        assert_eq!(r.state.regs[0], u64::from(acc));
+        let image = crate::LoadImage::default();
+        let prompt = image.prompt(&proto);
+        let answer = |port: u32, req: u64| proto.input_tokens(proto.answer_of(port).unwrap(), ask8_answer(port, req));
+        let mut pred = Predictor::new(d.clone(), &image, prompt.len());
+        let mut pos = 0;
+        let next = |t| {
+            pos += 1;
+            pred.next(pos - 1, t)
+        };
+        let out = crate::host::run_io_until(&proto, &prompt, 100, next, |_| {}, |_| Vec::new(), answer, || false).unwrap();
+        assert!(out.halted);
+        assert_eq!((&out.trace.generated, &out.trace.injected), (&want, &injected));
+        let rep = crate::lockstep::replay(&d, &image, &out.trace);
+        assert_eq!((rep.mismatch, rep.positions, rep.steps), (None, want.len(), 40));
+        // A changed answer is found where the step goes on with it.
+        let mut bad = out.trace.clone();
+        let (i, t) = bad.injected[3];
+        bad.generated[i] = t ^ 1;
+        let rep = crate::lockstep::replay(&d, &image, &bad);
+        assert_eq!(rep.mismatch.map(|m| m.position), Some(i + 1));
+        // No answer: the decoder refuses the field after the request.
+        let mut pred = Predictor::new(d.clone(), &image, prompt.len());
+        let mut pos = 0;
+        let next = |t| {
+            pos += 1;
+            pred.next(pos - 1, t)
+        };
+        let err = crate::host::run_io(&proto, &prompt, 100, next, |_| {}, |_| Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("where the answer on input 0 was expected"), "{err}");
     }
 
     #[test]

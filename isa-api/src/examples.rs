@@ -331,6 +331,42 @@ pub fn io8_devices(s: usize) -> Vec<(u32, u64)> {
     v
 }
 
+/// A test machine for answers within a step ([`crate::PortDesc::answers`], a memory-mapped IO read's shape):
+/// registers ACC and N (8 bits), output port ASK (12 bits) and input ANS (8 bits), which answers ASK. A step
+/// with N odd asks, `ASK = N * 16 + ACC % 16`, and takes the host's answer in the same step: `ACC = ACC + ANS`;
+/// other steps `ACC = ACC ^ N`. `N = N + 1`; it halts when N reaches `limit`. The request's fields lead the
+/// step; every asking step also writes N, after them.
+pub fn ask8(limit: u8) -> MachineDesc {
+    let mut b = CircuitBuilder::new();
+    let (acc, n) = (b.reg(0, 8), b.reg(1, 8));
+    let ans = b.input(0, 8);
+    let asks = b.bit(n, 0);
+    let acc_lo = b.slice(acc, 0, 4);
+    let request = b.concat(&[acc_lo, n]);
+    b.output(0, request, asks);
+    let sum = b.add(acc, ans);
+    let mixed = b.xor(acc, n);
+    let acc2 = b.select(asks, sum, mixed);
+    b.set_next(0, acc2);
+    let n2 = b.add_const(n, 1);
+    b.set_next(1, n2);
+    let stop = b.eq_const(n, u64::from(limit));
+    b.halt(stop);
+    MachineDesc::new(
+        "ask8",
+        vec![RegisterDesc { name: "ACC".into(), width: 8 }, RegisterDesc { name: "N".into(), width: 8 }],
+        vec![],
+        vec![PortDesc::new("ASK", 12)],
+        b.finish(),
+    )
+    .with_inputs(vec![PortDesc::new("ANS", 8).answering(0)])
+}
+
+/// The host's answer to [`ask8`]'s request `request` (on port 0).
+pub fn ask8_answer(_port: u32, request: u64) -> u64 {
+    (request * 7 + 3) & 0xff
+}
+
 /// A test machine for the generic host devices ([`crate::DeviceDesc`]): a 16 x 8 display in memory `SCREEN`
 /// (8 rows of 16 bits), a clock on input `TICK` (a tick every 4 instructions), a 4-key keypad on input `KEYS`,
 /// a beeper on port `BEEP`. Registers X (4 bits), Y (3 bits), LAST (the last tick count seen). A step that sees

@@ -133,6 +133,13 @@ pub trait Devices {
     fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
         Vec::new()
     }
+    /// The answer to `request`, the value the step wrote on output port `port`, which an input answers within
+    /// the step ([`crate::Protocol::answered`]: a memory-mapped IO read): the value the host injects on that
+    /// input, right after the request and before the step goes on. Default: 0 (a host that serves no such
+    /// device).
+    fn answer(&mut self, _port: u32, _request: u64) -> u64 {
+        0
+    }
     /// One step of the trace, decoded (a `HALT` step too).
     fn step(&mut self, step: &StepEvents);
     /// Instructions retired so far.

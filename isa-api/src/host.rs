@@ -82,11 +82,15 @@ pub fn run_io<E>(
     observe: impl FnMut(Event),
     inject: impl FnMut(usize) -> Vec<u32>,
 ) -> Result<RunOutcome, RunError<E>> {
-    run_io_until(proto, prompt, max_steps, next, observe, inject, || false)
+    run_io_until(proto, prompt, max_steps, next, observe, inject, |_, _| Vec::new(), || false)
 }
 
-/// [`run_io`] that also stops at a step boundary where `stop()` says so (the host's devices have seen what
-/// they wait for: [`crate::Devices::done`]); the machine itself runs on, so the outcome is not `halted`.
+/// [`run_io`] that also answers requests within a step and stops at a step boundary where `stop()` says so
+/// (the host's devices have seen what they wait for: [`crate::Devices::done`]; the machine itself runs on, so
+/// the outcome is not `halted`). `answer(port, request)` gives the tokens of the answer to a request on an
+/// output port that an input answers within the step ([`Protocol::answered`]): they are fed right after the
+/// request, inside the step, and listed in `trace.injected` like the others. ([`run_io`] answers nothing: a
+/// machine with such ports leaves the protocol there.)
 pub fn run_io_until<E>(
     proto: &Protocol,
     prompt: &[u32],
@@ -94,6 +98,7 @@ pub fn run_io_until<E>(
     mut next: impl FnMut(u32) -> Result<u32, E>,
     mut observe: impl FnMut(Event),
     mut inject: impl FnMut(usize) -> Vec<u32>,
+    mut answer: impl FnMut(u32, u64) -> Vec<u32>,
     mut stop: impl FnMut() -> bool,
 ) -> Result<RunOutcome, RunError<E>> {
     let mut out = RunOutcome { trace: Trace { prompt: prompt.to_vec(), ..Trace::default() }, ..RunOutcome::default() };
@@ -110,7 +115,7 @@ pub fn run_io_until<E>(
     for (i, t) in prompt.iter().enumerate() {
         dec.push(*t).map_err(|error| RunError::Trace { index: i, error })?;
     }
-    inject_at(&mut out, &mut tok, 0, &mut dec, &mut next, &mut inject, &mut observe)?;
+    feed_injected(&mut out, &mut tok, inject(0), &mut dec, &mut next, &mut observe)?;
     loop {
         let index = out.trace.generated.len();
         out.trace.generated.push(tok);
@@ -129,8 +134,13 @@ pub fn run_io_until<E>(
                     break;
                 }
                 tok = next(tok).map_err(RunError::Executor)?;
-                let steps = out.steps;
-                inject_at(&mut out, &mut tok, steps, &mut dec, &mut next, &mut inject, &mut observe)?;
+                let tokens = inject(out.steps);
+                feed_injected(&mut out, &mut tok, tokens, &mut dec, &mut next, &mut observe)?;
+                continue;
+            }
+            Decoded::Request { port, value } => {
+                tok = next(tok).map_err(RunError::Executor)?;
+                feed_injected(&mut out, &mut tok, answer(port, value), &mut dec, &mut next, &mut observe)?;
                 continue;
             }
             _ => {}
@@ -150,7 +160,7 @@ pub struct DevicesRun {
 
 /// The host loop with a machine's host `devices` ([`crate::Devices`]): `prompt`, then the tokens `next` predicts
 /// (a network's, or [`crate::Predictor`]'s), every step handed to the devices and their injections fed at each
-/// step boundary, until the machine halts, the devices are done or `max_steps` steps ran; then the devices'
+/// step boundary (and their answers to requests within a step, [`crate::Devices::answer`]), until the machine halts, the devices are done or `max_steps` steps ran; then the devices'
 /// [`crate::Devices::finish`]. `on_step(steps, tokens, devices)` follows every step (`tokens`: prompt and
 /// generated so far), for a progress line. The one loop every host runs (`loom run`, `loom eval`, the NES
 /// tests).
@@ -178,6 +188,7 @@ pub fn run_devices<E>(
             }
         },
         |s| devices.borrow_mut().inject(s).into_iter().flat_map(|(port, v)| proto.input_tokens(port, v)).collect(),
+        |port, request| proto.answer_of(port).map(|input| proto.input_tokens(input, devices.borrow_mut().answer(port, request))).unwrap_or_default(),
         || devices.borrow().done(),
     )?;
     let devices = devices.into_inner();
@@ -192,18 +203,17 @@ pub fn run_devices<E>(
     Ok(DevicesRun { out, end, finish })
 }
 
-/// Feed the tokens the host injects at step boundary `steps` (decoded and checked like generated ones);
-/// `tok` becomes the model's prediction after the last one.
-fn inject_at<E>(
+/// Feed the tokens the host injects (at a step boundary, or a request's answer within its step), decoded and
+/// checked like generated ones; `tok` becomes the model's prediction after the last one.
+fn feed_injected<E>(
     out: &mut RunOutcome,
     tok: &mut u32,
-    steps: usize,
+    tokens: Vec<u32>,
     dec: &mut StepDecoder,
     next: &mut impl FnMut(u32) -> Result<u32, E>,
-    inject: &mut impl FnMut(usize) -> Vec<u32>,
     observe: &mut impl FnMut(Event),
 ) -> Result<(), RunError<E>> {
-    for t in inject(steps) {
+    for t in tokens {
         let i = out.trace.generated.len();
         dec.push(t).map_err(|error| RunError::Trace { index: i, error })?;
         out.trace.generated.push(t);

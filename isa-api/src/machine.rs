@@ -41,12 +41,23 @@ pub struct PortDesc {
     /// What the host does with it (`None`: a device port, its values shown as data).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<PortRole>,
+    /// Input ports only: the output port whose request this input answers *within* the step (a
+    /// memory-mapped IO read answered in the same pass: see [`crate::protocol`]). The request port's fields
+    /// lead the step; as soon as the step has written them the host injects the answer, and the step goes on
+    /// with it. `None`: the input is injected between steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<u32>,
 }
 
 impl PortDesc {
     /// A port without a role.
     pub fn new(name: &str, width: u32) -> Self {
-        Self { name: name.into(), width, role: None }
+        Self { name: name.into(), width, role: None, answers: None }
+    }
+    /// The same input port answering output port `port`'s requests within the step ([`Self::answers`]).
+    pub fn answering(mut self, port: u32) -> Self {
+        self.answers = Some(port);
+        self
     }
     /// The same port with `role`.
     pub fn with_role(mut self, role: PortRole) -> Self {
@@ -58,8 +69,9 @@ impl PortDesc {
 /// A memory-mapped IO range of the machine's address space, published for the host: the circuit decodes
 /// the range itself; stores into it appear on output port `write_port` (the host observes them, e.g. a PPU
 /// register write), and loads from it emit a request on output port `read_request_port` and take their value
-/// from input port `read_port`, which the host answers by injecting a token before the next step (the
-/// machine waits a step, as micro-code). Metadata only: the trace protocol already carries the ports.
+/// from input port `read_port`, which the host answers by injecting its tokens: within the step where that
+/// input [`PortDesc::answers`] the request port, else before the next step (the machine waits a step, as
+/// micro-code). Metadata only: the trace protocol already carries the ports.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoRange {
     pub name: String,
@@ -126,11 +138,12 @@ pub struct MachineFace {
     pub memories: Vec<MemoryDesc>,
     #[serde(default)]
     pub ports: Vec<PortDesc>,
-    /// Input ports: latches the host sets by injecting tokens between steps, read by
-    /// [`Op::Input`] (0 until the first injection). They carry what a machine needs from outside: the answer
-    /// to a memory-mapped IO read (the machine emits the request on an output port and waits a step),
-    /// interrupt lines (1-bit inputs the host raises and lowers; the circuit decides when it takes one),
-    /// controllers.
+    /// Input ports: latches the host sets by injecting tokens between steps (or, for an input that
+    /// [`PortDesc::answers`] a request port, within the step), read by [`Op::Input`] (0 until the first
+    /// injection). They carry what a machine needs from outside: the answer to a memory-mapped IO read (the
+    /// machine emits the request on an output port; the host answers within the step, or between steps while
+    /// the machine waits a step), interrupt lines (1-bit inputs the host raises and lowers; the circuit
+    /// decides when it takes one), controllers.
     #[serde(default)]
     pub inputs: Vec<PortDesc>,
     /// Memory-mapped IO ranges (see [`IoRange`]).
@@ -501,6 +514,18 @@ impl MachineDesc {
             }
             if let Some(o) = self.io_ranges[..i].iter().find(|o| o.base < r.base + r.size && r.base < o.base + o.size) {
                 return Err(bad(format!("IO ranges {} and {} overlap", o.name, r.name)));
+            }
+        }
+        if let Some(p) = self.ports.iter().find(|p| p.answers.is_some()) {
+            return Err(bad(format!("output port {} answers a port: only inputs answer requests", p.name)));
+        }
+        for (i, p) in self.inputs.iter().enumerate() {
+            let Some(port) = p.answers else { continue };
+            if !c.outputs.iter().any(|o| o.port == port) {
+                return Err(bad(format!("input {} answers port {port}, which the circuit never writes", p.name)));
+            }
+            if let Some(o) = self.inputs[..i].iter().find(|o| o.answers == Some(port)) {
+                return Err(bad(format!("inputs {} and {} answer the same port {port}", o.name, p.name)));
             }
         }
         let mut names = std::collections::HashSet::new();

@@ -20,6 +20,12 @@
 //!   write again: a write that repeats the previous one of its memory changes nothing, so it costs no token.
 //! - When the circuit's halt bit is set, the step is the single token `HALT` and the run ends.
 //!
+//! - **Answers within a step.** An output port that an input answers ([`crate::PortDesc::answers`]: a
+//!   memory-mapped IO read) leads the step: its fields come before every other step field. Once the step has
+//!   written the port's last chunk (never as the step's end) the host injects the input's `IN_<port>` chunks
+//!   there, inside the step, and the step goes on from the field after the port, computed with the answer: the
+//!   request must not depend on it, everything after it may. ([`Protocol::answered`] lists the pairs.)
+//!
 //! Program loading uses host-only fields: for every memory `LOAD_ADDR` chunks then `LOAD_DATA` chunks; the
 //! last data chunk commits the word. The host feeds the loads (before the machine starts), then one `STEP` to
 //! start the machine. Input ports are host-only `IN_<port>` chunks between steps.
@@ -100,6 +106,19 @@ pub struct Protocol {
     pub step_token: u32,
     pub halt_token: u32,
     pub vocab_size: u32,
+    /// Output ports answered within the step, each with the input port that answers it (see the module
+    /// docs); their fields lead [`Self::step_fields`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered: Vec<Answered>,
+}
+
+/// An output port whose request an input answers within the step ([`crate::PortDesc::answers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answered {
+    /// The request's output port.
+    pub port: u32,
+    /// The input port the host injects the answer on.
+    pub input: u32,
 }
 
 impl Protocol {
@@ -118,6 +137,17 @@ impl Protocol {
                 fields.push(f);
             }
         };
+        // Answered request ports lead the step (in port order).
+        let answered: Vec<Answered> = m
+            .circuit
+            .outputs
+            .iter()
+            .filter_map(|o| m.inputs.iter().position(|p| p.answers == Some(o.port)).map(|i| Answered { port: o.port, input: i as u32 }))
+            .collect();
+        for a in &answered {
+            let (port, p) = (a.port, &m.ports[a.port as usize]);
+            push(&mut fields, p.name.clone(), p.width, &|c| FieldRole::Out { port, chunk: c }, false);
+        }
         for (i, r) in m.registers.iter().enumerate() {
             let i = i as u32;
             push(&mut fields, r.name.clone(), r.width, &|c| FieldRole::RegNext { reg: i, chunk: c }, false);
@@ -128,10 +158,9 @@ impl Protocol {
             push(&mut fields, format!("{}_ADDR", mem.name), mem.addr_width, &|c| FieldRole::MemAddr { mem: i, chunk: c }, false);
             push(&mut fields, format!("{}_DATA", mem.name), mem.word_width, &|c| FieldRole::MemData { mem: i, chunk: c }, false);
         }
-        for o in &m.circuit.outputs {
-            let p = &m.ports[o.port as usize];
-            let i = o.port;
-            push(&mut fields, p.name.clone(), p.width, &|c| FieldRole::Out { port: i, chunk: c }, false);
+        for o in m.circuit.outputs.iter().filter(|o| !answered.iter().any(|a| a.port == o.port)) {
+            let (port, p) = (o.port, &m.ports[o.port as usize]);
+            push(&mut fields, p.name.clone(), p.width, &|c| FieldRole::Out { port, chunk: c }, false);
         }
         for c in &m.circuit.mem_clears {
             let mem = &m.memories[c.mem as usize];
@@ -148,7 +177,17 @@ impl Protocol {
             let i = i as u32;
             push(&mut fields, format!("IN_{}", p.name), p.width, &|c| FieldRole::In { port: i, chunk: c }, true);
         }
-        Protocol { fields, step_fields, step_token: 0, halt_token: 1, vocab_size: next_tok }
+        Protocol { fields, step_fields, step_token: 0, halt_token: 1, vocab_size: next_tok, answered }
+    }
+
+    /// The input that answers output port `port` within the step, if one does.
+    pub fn answer_of(&self, port: u32) -> Option<u32> {
+        self.answered.iter().find(|a| a.port == port).map(|a| a.input)
+    }
+
+    /// The output port that input `input` answers within the step, if it answers one.
+    pub fn request_of(&self, input: u32) -> Option<u32> {
+        self.answered.iter().find(|a| a.input == input).map(|a| a.port)
     }
 
     /// The meaning of token `id`, or `None` outside the vocabulary.

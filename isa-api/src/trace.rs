@@ -136,8 +136,13 @@ pub enum Decoded {
     Step(StepEvents),
     /// A host load of `word` into memory `mem` at `addr` (prompt tokens).
     Load { mem: u32, addr: u64, word: u64 },
-    /// A host injection of `value` on input port `port` (between steps).
+    /// A host injection of `value` on input port `port` (between steps, or within a step: the answer to its
+    /// [`Decoded::Request`]).
     Input { port: u32, value: u64 },
+    /// The step wrote output port `port`, which an input answers within the step ([`Protocol::answered`]):
+    /// its `value` (the request). The next tokens must be the answer's `IN_<input>` chunks; the step goes on
+    /// after them.
+    Request { port: u32, value: u64 },
     /// The prompt's final `STEP`, which starts the machine (a bare `STEP` before the first step).
     Start,
 }
@@ -252,6 +257,8 @@ pub struct StepDecoder<'p> {
     load: Option<(u32, u64, u64)>,
     /// An injection in progress: port, value so far.
     input: Option<(u32, u64)>,
+    /// The input port whose answer the step waits for (after its [`Decoded::Request`]).
+    awaiting: Option<u32>,
     position: usize,
     /// The machine has started: its first `STEP`, or a step that ended (a trace read from the middle).
     started: bool,
@@ -264,7 +271,7 @@ impl<'p> StepDecoder<'p> {
         for (k, f) in proto.step_fields.iter().enumerate() {
             position_of[*f as usize] = k;
         }
-        Self { proto, k: 0, fields: vec![None; proto.step_fields.len()], position_of, hist: TraceHistory::new(proto), load: None, input: None, position: 0, started: false }
+        Self { proto, k: 0, fields: vec![None; proto.step_fields.len()], position_of, hist: TraceHistory::new(proto), load: None, input: None, awaiting: None, position: 0, started: false }
     }
 
     /// Is the decoder between steps (no field of a step seen yet)?
@@ -317,10 +324,20 @@ impl<'p> StepDecoder<'p> {
                 Ok(Decoded::Step(StepEvents { halted: true, ..StepEvents::default() }))
             }
             Token::Value { field, value, .. } if p.fields[field as usize].host_only => {
-                if self.k != 0 {
-                    return Err(err(format!("host token {} inside a step, where {} was expected", p.describe(token), expected(self.k))));
-                }
                 let f = &p.fields[field as usize];
+                // Inside a step only the answer it waits for (its first chunk, or the rest of it).
+                let answer = match f.role {
+                    FieldRole::In { port, chunk: 0 } => self.awaiting == Some(port),
+                    FieldRole::In { port, .. } => self.awaiting == Some(port) && self.input.is_some_and(|i| i.0 == port),
+                    _ => false,
+                };
+                if self.k != 0 && !answer {
+                    let want = match self.awaiting {
+                        Some(i) => format!("the answer on input {i}"),
+                        None => expected(self.k),
+                    };
+                    return Err(err(format!("host token {} inside a step, where {want} was expected", p.describe(token))));
+                }
                 let v = value << f.lo;
                 let next_same = |pred: &dyn Fn(FieldRole) -> bool| p.fields.get(field as usize + 1).is_some_and(|n| pred(n.role));
                 match f.role {
@@ -348,6 +365,9 @@ impl<'p> StepDecoder<'p> {
                             Ok(Decoded::Partial)
                         } else {
                             self.input = None;
+                            if self.awaiting == Some(port) {
+                                self.awaiting = None;
+                            }
                             Ok(Decoded::Input { port, value: acc })
                         }
                     }
@@ -355,12 +375,30 @@ impl<'p> StepDecoder<'p> {
                 }
             }
             Token::Value { field, value, end } => {
+                if let Some(i) = self.awaiting {
+                    return Err(err(format!("{} where the answer on input {i} was expected", p.describe(token))));
+                }
                 let kk = self.position_of[field as usize];
                 if kk < self.k {
                     return Err(err(format!("{} where {} was expected", p.describe(token), expected(self.k))));
                 }
                 self.fields[kk] = Some(value);
                 self.k = kk + 1;
+                // The last chunk of a port an input answers within the step: the request.
+                if let FieldRole::Out { port, .. } = p.fields[field as usize].role {
+                    let last = p.step_fields.get(kk + 1).is_none_or(|n| !matches!(p.fields[*n as usize].role, FieldRole::Out { port: q, .. } if q == port));
+                    if let (true, Some(input)) = (last, p.answer_of(port)) {
+                        if end {
+                            return Err(err(format!("the step ends at its request on port {port}, before the answer on input {input}")));
+                        }
+                        self.awaiting = Some(input);
+                        let value = (0..=kk)
+                            .filter(|&j| matches!(p.fields[p.step_fields[j] as usize].role, FieldRole::Out { port: q, .. } if q == port))
+                            .map(|j| self.fields[j].unwrap_or(0) << p.fields[p.step_fields[j] as usize].lo)
+                            .fold(0, |a, b| a | b);
+                        return Ok(Decoded::Request { port, value });
+                    }
+                }
                 if !end {
                     return Ok(Decoded::Partial);
                 }

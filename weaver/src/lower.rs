@@ -37,15 +37,21 @@ pub struct Lower<'a> {
 }
 
 /// Whether token `tok` leaves step position `k` open: a commit (`STEP`, an end token), an injected input token
-/// (between steps), or a token of an earlier step position that is not its step's last. Load tokens, `HALT`
-/// and later positions' tokens close it.
+/// (between steps; an answer within the step leaves open the positions after its request port's), or a token
+/// of an earlier step position that is not its step's last. Load tokens, `HALT` and later positions' tokens
+/// close it.
 pub fn leaves_open(proto: &Protocol, tok: u32, k: usize) -> bool {
     match proto.decode(tok) {
         Some(isa_api::Token::Step) => true,
         Some(isa_api::Token::Value { field, end, .. }) => {
             let f = &proto.fields[field as usize];
-            if matches!(f.role, FieldRole::In { .. }) {
-                return true;
+            if let FieldRole::In { port, .. } = f.role {
+                // An answer within the step leaves open the positions after its request port; any other input
+                // every position, as a commit does.
+                return match proto.request_of(port) {
+                    Some(req) => proto.step_fields.iter().rposition(|&g| matches!(proto.fields[g as usize].role, FieldRole::Out { port: q, .. } if q == req)).is_some_and(|last| last < k),
+                    None => true,
+                };
             }
             if f.host_only {
                 return false;

@@ -2,10 +2,12 @@
 //! interrupt line) that the host sets by injecting tokens between steps. The woven machine on the sparse
 //! executor, driven by the circuit-free host loop (`host::run_io`), gives the reference evaluator's trace with
 //! the injected tokens at the same positions; transformers gives the same trace when fed the same injections.
+//! `isa_api::examples::ask8` asks the host within a step (a request port that an input answers): the answer's
+//! token comes inside the step, after the request, and the woven machine goes on with it.
 
 mod common;
 
-use isa_api::examples::{io8, io8_devices};
+use isa_api::examples::{ask8, ask8_answer, io8, io8_devices};
 use isa_api::Reference;
 use isa_api::host;
 use weaver::{export::save, weave, WeaveOptions};
@@ -68,6 +70,53 @@ fn transformers_follows_injected_inputs() {
         pos = stop;
     }
     eprintln!("transformers: {} positions ({} injected) equal to the reference", want.len(), injected.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&pf).unwrap();
+}
+
+/// The woven ask8 on the sparse executor, its requests answered within the step by the host loop: the reference's
+/// trace, answers at the same positions; transformers, fed the same answers, decodes the same tokens between them.
+#[test]
+fn answers_within_a_step_drive_the_woven_machine_like_the_reference() {
+    let w = weave(&ask8(60), &WeaveOptions::default()).unwrap();
+    let model = backends::sparse::SparseModel::new(&w.config, &w.weights).unwrap();
+    let mut r = Reference::new(ask8(60));
+    let (want, want_injected) = r.run_io_answered(1000, |_| Vec::new(), ask8_answer);
+    assert_eq!(want_injected.len(), 30);
+    let proto = &w.protocol;
+    let prompt = vec![proto.step_token];
+    let mut st = model.new_state();
+    let answer = |port: u32, req: u64| proto.input_tokens(proto.answer_of(port).unwrap(), ask8_answer(port, req));
+    let out = host::run_io_until(proto, &prompt, 1000, |t| model.step_argmax(&mut st, t), |_| {}, |_| Vec::new(), answer, || false).unwrap();
+    assert!(out.halted);
+    assert_eq!(out.trace.generated, want);
+    assert_eq!(out.trace.injected, want_injected);
+    eprintln!("ask8: {} positions ({} answers within a step) equal to the reference", want.len(), want_injected.len());
+    let Some((python, script)) = common::hf_setup("answers_within_a_step_drive_the_woven_machine_like_the_reference") else {
+        return;
+    };
+    let w = weave(&ask8(8), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
+    let mut r = Reference::new(ask8(8));
+    let (want, injected) = r.run_io_answered(100, |_| Vec::new(), ask8_answer);
+    let dir = std::env::temp_dir().join(format!("loom-weaver-hf-ask-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    save(&w, &dir).unwrap();
+    let pf = dir.with_extension("prompt.json");
+    let mut seq = vec![w.protocol.step_token];
+    let mut pos = 0;
+    while pos < want.len() {
+        while let Some((_, t)) = injected.iter().find(|(i, _)| *i == pos) {
+            seq.push(*t);
+            pos += 1;
+        }
+        let stop = injected.iter().map(|(i, _)| *i).find(|i| *i > pos).unwrap_or(want.len());
+        std::fs::write(&pf, serde_json::to_string(&seq).unwrap()).unwrap();
+        let got = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), stop - pos, "chunked");
+        assert_eq!(got, want[pos..stop], "segment from position {pos}");
+        seq.extend(&got);
+        pos = stop;
+    }
+    eprintln!("transformers: ask8, {} positions ({} answers within a step) equal to the reference", want.len(), injected.len());
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&pf).unwrap();
 }

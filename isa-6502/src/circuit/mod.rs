@@ -42,7 +42,7 @@ mod state;
 mod writes;
 
 pub use crate::face::{
-    BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, Mos6502Options, PrgBanking, PrgRom, bank_byte_address, init_row, input,
+    BUSY_DMA, BUSY_STOPPING, Mos6502Options, PrgBanking, PrgRom, bank_byte_address, init_row, input,
     io_read_port, mem, nes_bank_address, reg,
 };
 use crate::face::{bank_row_bits, machine_desc};

@@ -11,7 +11,7 @@ use super::operands::Operands;
 use super::pc::PcTargets;
 use super::state::{BootState, CpuState6502, State, StepKind, boot_state, irq_hits, nmi_seen};
 use super::writes::Writes;
-use crate::face::{BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, CYCLE_BITS, Mos6502Options};
+use crate::face::{BUSY_DMA, BUSY_STOPPING, CYCLE_BITS, Mos6502Options};
 use isa_api::circuit::{NodeId, SumTerm};
 
 /// The next values of the registers, and (NES map) what the DMA's and PRG bank registers' next values read.
@@ -54,7 +54,7 @@ pub(super) fn next(
         None => f.fault,
     };
     let [poll_i, busy, pend] =
-        control_next(cx, &st.cpu, kind, [exec, stop, o.stall, dma_more], [e.flags.f_cli, e.flags.f_sei, p.f_plp]);
+        control_next(cx, &st.cpu, kind, [exec, stop, dma_more], [e.flags.f_cli, e.flags.f_sei, p.f_plp]);
     let poll = poll_next(cx, opts, &st.cpu, kind, [e.pc.taken, e.cycles.br_far, p.f_brk, exec], st.dma.row);
     // NES map: the step stores to $8000-$FFFF (the mapper's registers).
     let nes = opts.nes.then(|| {
@@ -157,11 +157,11 @@ fn registers_next(cx: &mut Ctx, opts: &Mos6502Options, pk: Picker, boot: &BootSt
     [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next]
 }
 
-/// The next values of `POLL_I` (CLI, SEI or PLP, and the I before it), `BUSY` (stopping, booted, waiting for
-/// IO, in a DMA, else 0) and `NMI_PEND` (cleared by the boot step and by a step that fetches the NMI vector;
-/// else any new edge joins it: a stall's, waiting or DMA step's input is the boundary's again, and joining it
-/// twice changes nothing). `step`: the instruction completes, the machine stops, stalls, a DMA goes on.
-fn control_next(cx: &mut Ctx, st: &CpuState6502, kind: &StepKind, [exec, stop, stall, dma_more]: [NodeId; 4], [f_cli, f_sei, f_plp]: [NodeId; 3]) -> [NodeId; 3] {
+/// The next values of `POLL_I` (CLI, SEI or PLP, and the I before it), `BUSY` (stopping, booted, in a DMA,
+/// else 0) and `NMI_PEND` (cleared by the boot step and by a step that fetches the NMI vector; else any new
+/// edge joins it: a DMA step's input is the boundary's again, and joining it twice changes nothing). `step`:
+/// the instruction completes, the machine stops, a DMA goes on.
+fn control_next(cx: &mut Ctx, st: &CpuState6502, kind: &StepKind, [exec, stop, dma_more]: [NodeId; 3], [f_cli, f_sei, f_plp]: [NodeId; 3]) -> [NodeId; 3] {
     let CpuState6502 { flag_i, nmi_in, nmi_pend, .. } = *st;
     let StepKind { booting, nmi_vector, .. } = *kind;
     let poll_i_next = {
@@ -174,9 +174,8 @@ fn control_next(cx: &mut Ctx, st: &CpuState6502, kind: &StepKind, [exec, stop, s
         let b255 = cx.s.konst(8, BUSY_STOPPING);
         let b1 = cx.s.konst(8, 1);
         let b0 = cx.s.konst(8, 0);
-        let bw = cx.s.konst(8, BUSY_IO_WAIT);
         let bd = cx.s.konst(8, BUSY_DMA);
-        cx.s.one_hot_or(8, &[(stop, b255), (booting, b1), (stall, bw), (dma_more, bd)], b0)
+        cx.s.one_hot_or(8, &[(stop, b255), (booting, b1), (dma_more, bd)], b0)
     };
     let pend_next = {
         let none = cx.s.eq_const(nmi_in, 0);
@@ -191,7 +190,7 @@ fn control_next(cx: &mut Ctx, st: &CpuState6502, kind: &StepKind, [exec, stop, s
 
 /// POLL: where the next boundary's poll looks. An instruction: 1 after a taken branch on its page, 2 after
 /// BRK, else 0; an NMI sequence or a hijack 3, an IRQ sequence 2; the first DMA step polls as the store that
-/// started it would have (4 when it sees an interrupt, else 3); boot 0; else (stall, waiting, DMA) kept.
+/// started it would have (4 when it sees an interrupt, else 3); boot 0; else (DMA) kept.
 /// `instr` is (a taken branch, to another page, BRK, the instruction completes); `dma_row` the DMA's next row.
 fn poll_next(cx: &mut Ctx, opts: &Mos6502Options, st: &CpuState6502, kind: &StepKind, instr: [NodeId; 4], dma_row: NodeId) -> NodeId {
     let CpuState6502 { nmi_in, nmi_pend, poll, .. } = *st;

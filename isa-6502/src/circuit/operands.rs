@@ -1,6 +1,6 @@
 //! The operands section: the effective addresses that need no pointer, level B (the pointer read: zero-page
 //! pointers, JMP's pointer, pulls, vectors), level C (the effective address and the byte read there, the
-//! operand) and, in the NES map, the stall of an instruction that reads an IO register.
+//! operand) and, in the NES map, whether the instruction reads an IO register (answered within the step).
 
 use super::Ctx;
 use super::banks::{nes_compact, read_banks, read_run_of};
@@ -24,15 +24,15 @@ pub(super) struct Operands {
     pub(super) data: DataRead,
     /// The instruction reads, modifies and writes memory.
     pub(super) f_rmw_mem: NodeId,
-    /// NES map: the step stalls for an IO read ([`stall`]).
-    pub(super) stall: NodeId,
-    /// The instruction completes this step (the fetch's `exec` without a stall): every case of the next values is
-    /// gated by it.
+    /// NES map: the instruction reads an IO register ([`io_read`]): its request on port `IO_READ`, answered within
+    /// the step on input `IO_DATA`.
+    pub(super) io_read: NodeId,
+    /// The instruction completes this step (the fetch's `exec`): every case of the next values is gated by it.
     pub(super) exec: NodeId,
 }
 
 /// The operands section: the addresses from the fetched bytes and X, Y (`st`), the pointer read, the effective
-/// address of the mode `f` selects (or the DMA's) and the data read there, and the stall.
+/// address of the mode `f` selects (or the DMA's) and the data read there, and whether it reads an IO register.
 pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch) -> Operands {
     let (a, x, y, sp) = (st.cpu.a, st.cpu.x, st.cpu.y, st.cpu.sp);
     let ([_, b1, b2], m) = (f.b, f.modes);
@@ -50,11 +50,10 @@ pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetc
         ea_cases.push((st.kind.dma_step, ea_dma));
     }
     let data = data_read(cx, opts, &ea_cases, [m.imm, m.acc], a, b1);
-    // NES map: an instruction that reads an IO register stalls (see `stall`); from here on `exec` is an
-    // instruction that completes this step.
+    // NES map: an instruction that reads an IO register asks the host within the step (see `io_read`).
     let f_rmw_mem = f.dec.flag(cx, Flag::RmwMem);
-    let (stall, exec) = stall(cx, opts, f.dec, [f.exec, data.io, st.kind.waiting], f_rmw_mem);
-    Operands { direct, ptr, cross_izy, data, f_rmw_mem, stall, exec }
+    let io_read = io_read(cx, opts, f.dec, [f.exec, data.io], f_rmw_mem);
+    Operands { direct, ptr, cross_izy, data, f_rmw_mem, io_read, exec: f.exec }
 }
 
 /// `base + idx` (one 16-bit add), and whether it crossed a page (the high byte moved).
@@ -225,18 +224,16 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
 }
 
 /// NES map: an instruction that reads an IO register (`io`; a read or a read-modify-write, `f_rmw_mem` on
-/// memory) first asks the host (port IO_READ) and changes nothing else (a stall); the next step, `waiting`,
-/// runs it with the answer. Returns (the stall, `exec` without it).
-fn stall(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, [exec, io, waiting]: [NodeId; 3], f_rmw_mem: NodeId) -> (NodeId, NodeId) {
-    let zero = cx.zero;
+/// memory) asks the host on port `IO_READ`, which leads the step's trace; the host injects the answer on input
+/// `IO_DATA` right there and the rest of the step (its registers, writes and ports) is computed with it, in the
+/// same step. Nothing that `IO_READ` carries depends on the answer.
+fn io_read(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, [exec, io]: [NodeId; 2], f_rmw_mem: NodeId) -> NodeId {
     if opts.nes {
         let read_op = cx.s.bit(dec.cw, ctl::READ_OP);
         let reads = cx.s.or(read_op, f_rmw_mem);
-        let c = cx.s.concat(&[exec, io, reads, waiting]);
-        let stall = cx.s.eq_const(c, 0b0111);
-        let ns = cx.s.not(stall);
-        (stall, cx.s.and(exec, ns))
+        let c = cx.s.concat(&[exec, io, reads]);
+        cx.s.eq_const(c, 0b111)
     } else {
-        (zero, exec)
+        cx.zero
     }
 }

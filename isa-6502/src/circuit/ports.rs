@@ -41,7 +41,7 @@ pub(super) fn ports(
         ea: o.data.ea,
         io_write: w.io_write,
         io_read_word: e.cycles.io_read_word,
-        stall: o.stall,
+        io_read: o.io_read,
         dma_step: st.kind.dma_step,
     };
     let fault_code = s.concat(&[f.b[0], st.cpu.pc]);
@@ -74,9 +74,9 @@ struct NesBus {
     ea: NodeId,
     /// The step writes an IO register or the mapper (1 bit).
     io_write: NodeId,
-    /// The IO read's request (address and the cycle within the instruction, 20 bits), sent when `stall` is set.
+    /// The IO read's request (address and the cycle within the instruction, 20 bits), sent when `io_read` is set.
     io_read_word: NodeId,
-    stall: NodeId,
+    io_read: NodeId,
     /// The step copies four OAM DMA bytes (1 bit).
     dma_step: NodeId,
 }
@@ -85,7 +85,7 @@ struct NesBus {
 /// them. `read` is the data read (its PRG ROM words feed the DMA), `dwords` the four banks' bytes at the
 /// DMA's row.
 fn nes_ports(s: &mut CircuitBuilder, ports: &mut Vec<PortDesc>, banking: PrgBanking, read: &NesRead, dwords: &[NodeId], w: NesBus) -> Vec<IoRange> {
-    let NesBus { rom, operand, f_store, store_val, rmw_val, ea, io_write, io_read_word, stall, dma_step } = w;
+    let NesBus { rom, operand, f_store, store_val, rmw_val, ea, io_write, io_read_word, io_read, dma_step } = w;
     let mut io_ranges = Vec::new();
     // MMC1 takes a read-modify-write's first (unmodified) write to $8000-$FFFF and ignores the second: the
     // host's board gets that one.
@@ -99,7 +99,7 @@ fn nes_ports(s: &mut CircuitBuilder, ports: &mut Vec<PortDesc>, banking: PrgBank
     let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
     s.output(write_port, word, io_write);
     ports.push(PortDesc::new("IO_WRITE", 24));
-    s.output(read_port, io_read_word, stall);
+    s.output(read_port, io_read_word, io_read);
     ports.push(PortDesc::new("IO_READ", 20));
     // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages.
     let oam = {

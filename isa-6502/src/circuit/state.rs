@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use super::mapper::prg_bank_registers;
-use crate::face::{BUSY_DMA, BUSY_IO_WAIT, BUSY_STOPPING, CYCLE_BITS, Mos6502Options, POLL_BITS, init_row, input, mem, reg};
+use crate::face::{BUSY_DMA, BUSY_STOPPING, CYCLE_BITS, Mos6502Options, POLL_BITS, init_row, input, mem, reg};
 use isa_api::circuit::NodeId;
 
 /// NES map: the OAM DMA's registers (the constant 0 in the flat map).
@@ -93,13 +93,12 @@ fn cpu_state(cx: &mut Ctx) -> CpuState6502 {
     CpuState6502 { pc, a, x, y, sp, p, cyc, busy, run, nmi_pend, poll_i, poll, nmi_in, irq_in, flag_c, flag_z, flag_i, flag_v, flag_n }
 }
 
-/// What the step does: boot, stop, wait for an IO answer or copy DMA bytes (NES map), take an interrupt (its
-/// cases, one equality each) or run an instruction.
+/// What the step does: boot, stop, copy DMA bytes (NES map), take an interrupt (its cases, one equality each)
+/// or run an instruction.
 #[derive(Clone, Copy)]
 pub(super) struct StepKind {
     pub(super) booting: NodeId,
     pub(super) stopping: NodeId,
-    pub(super) waiting: NodeId,
     pub(super) dma: NodeId,
     /// An interrupt sequence (7 cycles, three pushes), NMI or IRQ.
     pub(super) int_seq: NodeId,
@@ -117,10 +116,9 @@ fn step_kind(cx: &mut Ctx, opts: &Mos6502Options, st: &CpuState6502) -> StepKind
     let zero = cx.zero;
     let booting = cx.s.not(run);
     let stopping = cx.s.eq_const(busy, BUSY_STOPPING);
-    // NES map: an instruction waiting for an IO answer, or a DMA, finishes before any interrupt.
-    let waiting = if opts.nes { cx.s.eq_const(busy, BUSY_IO_WAIT) } else { zero };
+    // NES map: a DMA finishes before any interrupt.
     let dma = if opts.nes { cx.s.eq_const(busy, BUSY_DMA) } else { zero };
-    // The interrupt poll at a boundary (running, BUSY 0 or 1: not stopping, waiting or in a DMA), as the
+    // The interrupt poll at a boundary (running, BUSY 0 or 1: not stopping or in a DMA), as the
     // interpreter's `Cpu::step`: after an instruction, a pending NMI or a new edge old enough for where it
     // polled (`POLL` 0: age 2, 1: age 3), else the IRQ level there, unmasked (I, or the I before a
     // CLI/SEI/PLP); after BRK or an IRQ sequence (`POLL` 2), an NMI of age 4 or pending hijacks its vector;
@@ -168,14 +166,13 @@ fn step_kind(cx: &mut Ctx, opts: &Mos6502Options, st: &CpuState6502) -> StepKind
         cx.s.any(&all)
     };
     let (instr, dma_step) = {
-        // bits: run, stopping, an interrupt taken, waiting, DMA.
-        let c = cx.s.concat(&[run, stopping, take_int, waiting, dma]);
+        // bits: run, stopping, an interrupt taken, DMA.
+        let c = cx.s.concat(&[run, stopping, take_int, dma]);
         // Not booting, not stopping, no DMA, no interrupt taken: the step runs an instruction (or faults on it).
-        let runs: Vec<NodeId> = [0b00001, 0b01001].iter().map(|&v| cx.s.eq_const(c, v)).collect();
         let d = cx.s.concat(&[run, stopping, dma]);
-        (cx.s.any(&runs), cx.s.eq_const(d, 0b101))
+        (cx.s.eq_const(c, 0b0001), cx.s.eq_const(d, 0b101))
     };
-    StepKind { booting, stopping, waiting, dma, int_seq, take_int, nmi_vector, instr, dma_step }
+    StepKind { booting, stopping, dma, int_seq, take_int, nmi_vector, instr, dma_step }
 }
 
 /// Whether poll kind `k` (`POLL`) services an NMI of age `age` (`pend`: `NMI_PEND`); None: it is not a poll that
