@@ -160,8 +160,8 @@ pub struct DevicesRun {
 
 /// The host loop with a machine's host `devices` ([`crate::Devices`]): `prompt`, then the tokens `next` predicts
 /// (a network's, or [`crate::Predictor`]'s), every step handed to the devices and their injections fed at each
-/// step boundary (and their answers to requests within a step, [`crate::Devices::answer`]), until the machine halts, the devices are done or `max_steps` steps ran; then the devices'
-/// [`crate::Devices::finish`]. `on_step(steps, tokens, devices)` follows every step (`tokens`: prompt and
+/// step boundary (their answers to requests within a step too, [`crate::Devices::answer`]), until the machine
+/// halts, the devices are done or `max_steps` steps ran; then the devices' [`crate::Devices::finish`]. `on_step(steps, tokens, devices)` follows every step (`tokens`: prompt and
 /// generated so far), for a progress line. The one loop every host runs (`loom run`, `loom eval`, the NES
 /// tests).
 pub fn run_devices<E>(
