@@ -625,6 +625,18 @@ mod tests {
         m.validate().unwrap();
         m.micro_step = Some(2);
         assert!(m.validate().unwrap_err().to_string().contains("micro_step names register 2"));
+        // an input answers a port the circuit writes, one input a port, and only inputs answer
+        let mut m = crate::examples::ask8(5);
+        m.validate().unwrap();
+        assert_eq!(MachineDesc::from_json(&m.to_json()).unwrap(), m);
+        m.inputs[0].answers = Some(1);
+        assert!(m.validate().unwrap_err().to_string().contains("input ANS answers port 1, which the circuit never writes"));
+        let mut m = crate::examples::ask8(5);
+        m.inputs.push(PortDesc::new("ANS2", 8).answering(0));
+        assert!(m.validate().unwrap_err().to_string().contains("inputs ANS and ANS2 answer the same port 0"));
+        let mut m = crate::examples::ask8(5);
+        m.ports[0].answers = Some(0);
+        assert!(m.validate().unwrap_err().to_string().contains("output port ASK answers a port"));
     }
 
     #[test]
