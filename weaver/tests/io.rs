@@ -37,8 +37,7 @@ fn injected_inputs_drive_the_woven_machine_like_the_reference() {
     assert_ne!(out2.trace.generated, want);
 }
 
-/// transformers has no injection hook in `hf_decode.py`, so the run is decoded in segments: greedy from the
-/// prompt up to the first injection, then from prompt + trace so far + the injected tokens, and so on.
+/// transformers follows the injected inputs ([`hf_follows`]: decoded in segments between them).
 #[test]
 fn transformers_follows_injected_inputs() {
     let Some((python, script)) = common::hf_setup("transformers_follows_injected_inputs") else {
@@ -50,9 +49,18 @@ fn transformers_follows_injected_inputs() {
     let mut r = Reference::new(io8(12));
     let (want, injected) = r.run_io(100, devices);
     assert!(injected.len() >= 2);
-    let dir = std::env::temp_dir().join(format!("loom-weaver-hf-io-{}", std::process::id()));
+    hf_follows(&python, &script, &w, &want, &injected, "io");
+    eprintln!("transformers: {} positions ({} injected) equal to the reference", want.len(), injected.len());
+}
+
+/// transformers has no injection hook in `hf_decode.py`, so `w`'s run is decoded in segments: greedy from the
+/// prompt (`STEP`) up to the first injected token, then from the prompt, the trace so far and the injected
+/// tokens, and so on; every segment must be `want`'s (`injected`: index in `want` and token, as the host loop
+/// lists them). `tag` names the checkpoint's temporary directory.
+fn hf_follows(python: &str, script: &std::path::Path, w: &weaver::Woven, want: &[u32], injected: &[(usize, u32)], tag: &str) {
+    let dir = std::env::temp_dir().join(format!("loom-weaver-hf-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    save(&w, &dir).unwrap();
+    save(w, &dir).unwrap();
     let pf = dir.with_extension("prompt.json");
     let mut seq = vec![w.protocol.step_token];
     let mut pos = 0;
@@ -64,12 +72,11 @@ fn transformers_follows_injected_inputs() {
         }
         let stop = injected.iter().map(|(i, _)| *i).find(|i| *i > pos).unwrap_or(want.len());
         std::fs::write(&pf, serde_json::to_string(&seq).unwrap()).unwrap();
-        let got = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), stop - pos, "chunked");
+        let got = common::hf_decode(python, script, &dir, common::HfPrompt::File(&pf), stop - pos, "chunked");
         assert_eq!(got, want[pos..stop], "segment from position {pos}");
         seq.extend(&got);
         pos = stop;
     }
-    eprintln!("transformers: {} positions ({} injected) equal to the reference", want.len(), injected.len());
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&pf).unwrap();
 }
@@ -98,25 +105,6 @@ fn answers_within_a_step_drive_the_woven_machine_like_the_reference() {
     let w = weave(&ask8(8), &WeaveOptions { fit: None, attention_layer: true }).unwrap();
     let mut r = Reference::new(ask8(8));
     let (want, injected) = r.run_io_answered(100, |_| Vec::new(), ask8_answer);
-    let dir = std::env::temp_dir().join(format!("loom-weaver-hf-ask-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    save(&w, &dir).unwrap();
-    let pf = dir.with_extension("prompt.json");
-    let mut seq = vec![w.protocol.step_token];
-    let mut pos = 0;
-    while pos < want.len() {
-        while let Some((_, t)) = injected.iter().find(|(i, _)| *i == pos) {
-            seq.push(*t);
-            pos += 1;
-        }
-        let stop = injected.iter().map(|(i, _)| *i).find(|i| *i > pos).unwrap_or(want.len());
-        std::fs::write(&pf, serde_json::to_string(&seq).unwrap()).unwrap();
-        let got = common::hf_decode(&python, &script, &dir, common::HfPrompt::File(&pf), stop - pos, "chunked");
-        assert_eq!(got, want[pos..stop], "segment from position {pos}");
-        seq.extend(&got);
-        pos = stop;
-    }
+    hf_follows(&python, &script, &w, &want, &injected, "ask");
     eprintln!("transformers: ask8, {} positions ({} answers within a step) equal to the reference", want.len(), injected.len());
-    std::fs::remove_dir_all(&dir).unwrap();
-    std::fs::remove_file(&pf).unwrap();
 }
