@@ -528,8 +528,20 @@ impl<'a> Lower<'a> {
         Ok(s[drop..].to_vec())
     }
 
-    /// `a == b`.
+    /// `a == b`. Against a constant (every bit of one side constant, as a decode's `x == k`): one step over
+    /// literals ([`literal_eq`]: 0 at the match, at most -1 elsewhere), two units that are silu-quiet whenever
+    /// `x != k`. The positional form below is linear on one side of `k`, so its four units change with every
+    /// change of `x` there (on NES games the 2A03's decodes of its step kind did so at every instruction: a
+    /// fifth of every MLP row change).
     fn eq(&mut self, nm: &str, a: &[Sig], b: &[Sig]) -> Result<Sig, WeaveError> {
+        let konst = |v: &[Sig]| v.iter().enumerate().try_fold(0u64, |k, (i, s)| s.as_const().map(|one| k | (one as u64) << i));
+        if a.len() == b.len() && a.len() <= 64 {
+            for (x, k) in [(a, konst(b)), (b, konst(a))] {
+                if let Some(k) = k {
+                    return self.net.gate(&format!("{nm}.eq"), &[literal_eq(x, k, None)], 0);
+                }
+            }
+        }
         let mut parts = Vec::new();
         for (ci, (ca, cb)) in a.chunks(16).zip(b.chunks(16)).enumerate() {
             let mut lin = Vec::new();

@@ -207,3 +207,38 @@ fn shifts_on_32_bits() {
         check(&d, e.iter().flat_map(|a| (0..32u64).map(move |b| (*a, b))));
     }
 }
+
+/// `x == k` and `x != k` against a constant (on either side): exact on every input up to 6 bits and on 32-bit
+/// edges, and lowered to one step over literals whose form is 0 at the match and at most -1 elsewhere, so
+/// that its two units are silu-quiet (an exact zero) on every input but the match.
+#[test]
+fn comparisons_with_a_constant_are_one_step_quiet_off_the_match() {
+    for w in [1u32, 3, 6, 32] {
+        let k = 0x9ABC_DEF5u64 & ((1u64 << w) - 1);
+        let inputs: Vec<u64> = if w <= 6 { (0..1u64 << w).collect() } else { edges32().into_iter().chain([k, k ^ 1, k ^ 0x8000_0000]).collect() };
+        for (kind, konst_left) in [(CmpKind::Eq, false), (CmpKind::Ne, false), (CmpKind::Eq, true)] {
+            let d = machine(w, 1, &|b, x, _| {
+                let c = b.konst(w, k);
+                if konst_left { b.cmp(kind, c, x) } else { b.cmp(kind, x, c) }
+            });
+            assert_eq!(check(&d, inputs.iter().map(|a| (*a, 0))), inputs.len(), "{kind:?} w={w}");
+            let proto = Protocol::of(&d);
+            let net = lower(&d, &proto).unwrap();
+            // R's next value: the comparison's gate (at 1 bit, x itself or its negation: no gate at all).
+            let k_r = proto.step_fields.iter().position(|f| matches!(proto.fields[*f as usize].role, isa_api::FieldRole::RegNext { reg: 2, .. })).unwrap();
+            let r = net.outputs[k_r].bits[0];
+            let Source::Gate(g) = net.nodes[r.node as usize] else {
+                assert_eq!(w, 1, "{kind:?} w={w}: R is {:?}", net.nodes[r.node as usize]);
+                continue;
+            };
+            let g = &net.gates[g as usize];
+            let t = &g.terms;
+            assert_eq!((t.len(), g.offset), (1, 0), "{kind:?} w={w}: one step, no offset");
+            for a in &inputs {
+                let l = t[0].bias + t[0].lin.iter().map(|(n, c)| match net.nodes[*n as usize] { Source::RegBit { bit, .. } if (a >> bit) & 1 == 1 => *c, _ => 0 }).sum::<i64>();
+                assert_eq!(l == 0, *a == k, "{kind:?} w={w} x={a:#x}");
+                assert!(l <= 0, "{kind:?} w={w} x={a:#x}: form {l}");
+            }
+        }
+    }
+}
