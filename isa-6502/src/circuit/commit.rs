@@ -39,8 +39,9 @@ pub(super) struct DmaNext {
     /// A store to $4014 starts a DMA; this step copies four bytes.
     pub(super) start: NodeId,
     pub(super) step: NodeId,
-    /// `CYC` after the instruction (the DMA is long when its store ends on an even cycle).
-    pub(super) cyc_exec: NodeId,
+    /// `CYC` after the step (at a DMA's start, after the store that starts it: the DMA is long when the store
+    /// ends on an even cycle).
+    pub(super) cyc_step: NodeId,
 }
 
 /// NES map: the next values of the DMA's registers and of the board's PRG bank registers. `w.data` is the
@@ -51,7 +52,7 @@ fn nes_registers_next(s: &mut CircuitBuilder, banking: PrgBanking, prg_regs: &[N
     let row_inc = s.add_const(d.row, 1);
     let row_next = s.select(d.step, row_inc, d.row);
     s.set_next(reg::DMA_ROW, row_next);
-    let odd = s.bit(d.cyc_exec, 0);
+    let odd = s.bit(d.cyc_step, 0);
     let even = s.not(odd);
     let long_next = s.select(d.start, even, d.long);
     s.set_next(reg::DMA_LONG, long_next);

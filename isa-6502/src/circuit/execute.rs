@@ -30,7 +30,7 @@ pub(super) struct Execute {
 
 /// The execute section on the operand of `o` (every case gated by `o.exec`, an instruction that completes).
 pub(super) fn execute(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch, o: &Operands) -> Execute {
-    let CpuState6502 { a, x, y, cyc, flag_c, .. } = st.cpu;
+    let CpuState6502 { a, x, y, flag_c, .. } = st.cpu;
     let (dec, exec, operand, m) = (f.dec, o.exec, o.data.operand, f.modes);
     let [p0, p1, p2] = o.ptr.p;
     let rmw = rmw_stage(cx, dec, operand, flag_c);
@@ -41,7 +41,7 @@ pub(super) fn execute(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch
     let flags = flag_cases(cx, dec, exec, &alu, &regs.transfers, values, brk_plp_rti);
     let pc = pc_targets(cx, dec, &st.cpu, f.b[1], o.ptr.ptr16, [p1, p2]);
     let crossings = [(m.abx, o.direct.cross_abx), (m.aby, o.direct.cross_aby), (m.izy, o.cross_izy)];
-    let cycles = cycles(cx, opts, dec, cyc, crossings, (pc.taken, pc.br_cross), o.f_rmw_mem, o.data.ea);
+    let cycles = cycles(cx, opts, dec, exec, crossings, (pc.taken, pc.br_cross), o.f_rmw_mem, o.data.ea);
     Execute { rmw, alu, regs, flags, pc, cycles }
 }
 

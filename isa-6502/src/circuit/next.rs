@@ -45,10 +45,9 @@ pub(super) fn next(
         dma_control(cx, opts, o.data.ea, [w.f_store, exec], [kind.dma_step, st.dma.row]);
     // One select each over boot, interrupt, the instruction's cases, else keep.
     let pk = Picker { booting: kind.booting, take_int: kind.take_int, exec };
-    let (cyc_exec, cyc_int) = (e.cycles.cyc_exec, e.cycles.cyc_int);
-    let cases = InstructionCases { regs: e.regs.clone(), p_bit_cases: e.flags.p_bit_cases.clone(), cyc_exec, cyc_int };
+    let cases = InstructionCases { regs: e.regs.clone(), p_bit_cases: e.flags.p_bit_cases.clone(), exec_cycles: e.cycles.exec_terms.clone() };
     let (flags, seq) = ([p.f_jmp_ind, p.f_rts, p.f_rti, p.f_brk], [kind.int_seq, dma_last, st.dma.long]);
-    let regs = registers_next(cx, opts, pk, &boot, &st.cpu, &e.pc, cases, [o.direct.op16, p.ptr16], flags, seq);
+    let (regs, cyc_step) = registers_next(cx, opts, pk, &boot, &st.cpu, &e.pc, cases, [o.direct.op16, p.ptr16], flags, seq);
     let stop = match w.exits {
         Some(exit) => cx.s.or(f.fault, exit),
         None => f.fault,
@@ -61,7 +60,7 @@ pub(super) fn next(
         let t = cx.s.and(w.writes_ea, o.data.rom);
         let rom_store = cx.s.and(exec, t);
         let (page, row, long, step) = (st.dma.page, st.dma.row, st.dma.long, kind.dma_step);
-        let dma = DmaNext { page, row, long, start: dma_start, step, cyc_exec };
+        let dma = DmaNext { page, row, long, start: dma_start, step, cyc_step };
         let (ea, f_store, store_val, operand) = (o.data.ea, w.f_store, w.store_val, o.data.operand);
         (dma, RomStore { rom_store, ea, data: e.rmw.value, f_store, store_val, operand })
     });
@@ -103,20 +102,20 @@ struct InstructionCases {
     /// A's, X's and Y's cases and S's moved value ([`super::execute`]).
     regs: RegisterCases,
     p_bit_cases: Vec<Vec<(NodeId, NodeId)>>,
-    cyc_exec: NodeId,
-    cyc_int: NodeId,
+    /// The instruction's cycles as sum terms, zero unless it completes ([`super::pc::Cycles::exec_terms`]).
+    exec_cycles: Vec<SumTerm>,
 }
 
-/// The next values of PC, A, X, Y, S, P and CYC: each one select over boot, interrupt, the instruction's cases,
-/// else kept. `addrs`: the operand word and the pointer; `flags`: JMP (ind), RTS, RTI, BRK; `seq`: an interrupt
+/// The next values of PC, A, X, Y, S, P and CYC, each one select over boot, interrupt, the instruction's cases,
+/// else kept; and `CYC` plus the step's cycles (CYC's next value but at the boot step). `addrs`: the operand word and the pointer; `flags`: JMP (ind), RTS, RTI, BRK; `seq`: an interrupt
 /// sequence, the DMA's last step, its long form.
 #[allow(clippy::too_many_arguments)]
-fn registers_next(cx: &mut Ctx, opts: &Mos6502Options, pk: Picker, boot: &BootState, st: &CpuState6502, targets: &PcTargets, cases: InstructionCases, [op16, ptr16]: [NodeId; 2], [f_jmp_ind, f_rts, f_rti, f_brk]: [NodeId; 4], [int_seq, dma_last, dma_long]: [NodeId; 3]) -> [NodeId; 7] {
-    let (one, zero, exec) = (cx.one, cx.zero, pk.exec);
+fn registers_next(cx: &mut Ctx, opts: &Mos6502Options, pk: Picker, boot: &BootState, st: &CpuState6502, targets: &PcTargets, cases: InstructionCases, [op16, ptr16]: [NodeId; 2], [f_jmp_ind, f_rts, f_rti, f_brk]: [NodeId; 4], [int_seq, dma_last, dma_long]: [NodeId; 3]) -> ([NodeId; 7], NodeId) {
+    let (one, zero) = (cx.one, cx.zero);
     let CpuState6502 { pc, a, x, y, sp, p, cyc, .. } = *st;
     let BootState { pc: i_pc, a: i_a, x: i_x, y: i_y, s: i_s, p: i_p, cyc: i_cyc } = *boot;
     let PcTargets { pc_seq, taken, target, jump_abs, rts_target, rti_target, .. } = *targets;
-    let InstructionCases { regs: RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, .. }, p_bit_cases, cyc_exec, cyc_int } = cases;
+    let InstructionCases { regs: RegisterCases { a_cases, x_cases, y_cases, s_moved, f_txs, .. }, p_bit_cases, exec_cycles } = cases;
     let pc_cases = pk.with_default(cx, vec![(taken, target), (jump_abs, op16), (f_jmp_ind, ptr16), (f_rts, rts_target), (f_rti, rti_target), (f_brk, ptr16)], pc_seq);
     let pc_next = pk.next(cx, 16, i_pc, Some(ptr16), pc_cases, pc);
     let a_next = pk.next(cx, 8, i_a, None, a_cases, a);
@@ -146,15 +145,20 @@ fn registers_next(cx: &mut Ctx, opts: &Mos6502Options, pk: Picker, boot: &BootSt
         }
         cx.s.concat(&bits)
     };
-    let mut cyc_cases = vec![(exec, cyc_exec)];
+    // CYC plus the step's cycles, one sum whose terms are zero but the step's kind's (the selects are exclusive):
+    // the instruction's when it completes, 7 for an interrupt sequence, 513 (514 long) at the DMA's last step,
+    // else none. One adder, not one per kind selected after: every unit of each changed with CYC at every step.
+    let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
+    let mut terms = vec![t(cyc, 0)];
+    terms.extend(exec_cycles);
+    terms.extend([t(int_seq, 0), t(int_seq, 1), t(int_seq, 2)]);
     if opts.nes {
-        let t = |node: NodeId| SumTerm { node, shift: 0, neg: false };
-        let done = cx.s.sum(CYCLE_BITS, &[t(cyc), t(dma_long)], 513);
-        cyc_cases.push((dma_last, done));
+        let long_last = cx.s.and(dma_last, dma_long);
+        terms.extend([t(dma_last, 0), t(dma_last, 9), t(long_last, 0)]);
     }
-    cyc_cases.push((int_seq, cyc_int));
-    let cyc_next = pk.next(cx, CYCLE_BITS, i_cyc, None, cyc_cases, cyc);
-    [pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next]
+    let cyc_step = cx.s.sum(CYCLE_BITS, &terms, 0);
+    let cyc_next = pk.next(cx, CYCLE_BITS, i_cyc, None, vec![], cyc_step);
+    ([pc_next, a_next, x_next, y_next, s_next, p_next, cyc_next], cyc_step)
 }
 
 /// The next values of `POLL_I` (CLI, SEI or PLP, and the I before it), `BUSY` (stopping, booted, in a DMA,

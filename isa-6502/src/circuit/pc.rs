@@ -4,7 +4,7 @@
 use super::Ctx;
 use super::decode::{Decoded, Flag, ctl};
 use super::state::CpuState6502;
-use crate::face::{CYCLE_BITS, Mos6502Options};
+use crate::face::Mos6502Options;
 use isa_api::circuit::{CmpKind, NodeId, SumTerm};
 
 /// Where the program counter can go after an instruction, and whether a branch is taken.
@@ -70,29 +70,28 @@ pub(super) struct Cycles {
     pub(super) br_far: NodeId,
     /// NES map: port `IO_READ`'s word, the address and (above it) the read's cycle within the instruction.
     pub(super) io_read_word: NodeId,
-    /// `CYC` after the instruction: its base cycles, one more for a page crossed by an indexed read, one for a
-    /// taken branch and one more when it lands on another page.
-    pub(super) cyc_exec: NodeId,
-    /// `CYC` after an interrupt sequence (7 cycles).
-    pub(super) cyc_int: NodeId,
+    /// The instruction's cycles as terms of `CYC`'s one sum (see `next::registers_next`): its base cycles, one
+    /// more for a page crossed by an indexed read, one for a taken branch and one more when it lands on another
+    /// page, each term zero unless the instruction completes (`exec`).
+    pub(super) exec_terms: Vec<SumTerm>,
 }
 
 /// The cycle counts: `crossings` are (mode, page crossed) of the indexed modes (abs,X; abs,Y; (zp),Y), `branch`
 /// is (taken, to another page).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, cyc: NodeId, crossings: [(NodeId, NodeId); 3], branch: (NodeId, NodeId), f_rmw_mem: NodeId, ea: NodeId) -> Cycles {
+pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, exec: NodeId, crossings: [(NodeId, NodeId); 3], branch: (NodeId, NodeId), f_rmw_mem: NodeId, ea: NodeId) -> Cycles {
     let (taken, br_cross) = branch;
     let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
     let base_cyc = dec.field(cx, ctl::CYCLES, 4);
     let read_op = cx.s.bit(dec.cw, ctl::READ_OP);
-    let crossed = {
+    let any_crossed = {
         let [(m1, c1), (m2, c2), (m3, c3)] = crossings;
         let t1 = cx.s.and(m1, c1);
         let t2 = cx.s.and(m2, c2);
         let t3 = cx.s.and(m3, c3);
-        let any = cx.s.any(&[t1, t2, t3]);
-        cx.s.and(any, read_op)
+        cx.s.any(&[t1, t2, t3])
     };
+    let crossed = cx.s.and(any_crossed, read_op);
     let br_far = cx.s.and(taken, br_cross);
     // NES map: the cycle of an IO read within its instruction (0: the opcode fetch), for the host to clock its
     // PPU and APU up to it: a read's last cycle, or a read-modify-write's third from last (the two writes
@@ -103,7 +102,15 @@ pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, cyc: Nod
     } else {
         ea
     };
-    let cyc_exec = cx.s.sum(CYCLE_BITS, &[t(cyc, 0), t(base_cyc, 0), t(crossed, 0), t(taken, 0), t(br_far, 0)], 0);
-    let cyc_int = cx.s.add_const(cyc, 7);
-    Cycles { br_far, io_read_word, cyc_exec, cyc_int }
+    // Gated by `exec` where each is made (an AND of early signals), so the gating adds no layer.
+    let exec_terms = {
+        let read_exec = cx.s.and(read_op, exec);
+        let crossed = cx.s.and(any_crossed, read_exec);
+        let taken = cx.s.and(taken, exec);
+        let far = cx.s.and(taken, br_cross);
+        let exec4 = cx.s.sext(exec, 4);
+        let base = cx.s.and(base_cyc, exec4);
+        vec![t(base, 0), t(crossed, 0), t(taken, 0), t(far, 0)]
+    };
+    Cycles { br_far, io_read_word, exec_terms }
 }
