@@ -532,10 +532,12 @@ impl<'a> Lower<'a> {
     /// literals ([`literal_eq`]: 0 at the match, at most -1 elsewhere), two units that are silu-quiet whenever
     /// `x != k`. The positional form below is linear on one side of `k`, so its four units change with every
     /// change of `x` there (on NES games the 2A03's decodes of its step kind did so at every instruction: a
-    /// fifth of every MLP row change).
+    /// fifth of every MLP row change). Up to 16 bits: a gate over more literals holds all its inputs live until it
+    /// is placed, and the 32-bit ones made the 64 KiB RV32IM need hidden 2,604 in Qwen3.5-4B's 2,560
+    /// (`configs/rv32im-qwen35-4b.toml`), so wider ones keep the positional form.
     fn eq(&mut self, nm: &str, a: &[Sig], b: &[Sig]) -> Result<Sig, WeaveError> {
         let konst = |v: &[Sig]| v.iter().enumerate().try_fold(0u64, |k, (i, s)| s.as_const().map(|one| k | (one as u64) << i));
-        if a.len() == b.len() && a.len() <= 64 {
+        if a.len() == b.len() && a.len() <= 16 {
             for (x, k) in [(a, konst(b)), (b, konst(a))] {
                 if let Some(k) = k {
                     return self.net.gate(&format!("{nm}.eq"), &[literal_eq(x, k, None)], 0);
