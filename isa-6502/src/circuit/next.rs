@@ -107,8 +107,9 @@ struct InstructionCases {
 }
 
 /// The next values of PC, A, X, Y, S, P and CYC, each one select over boot, interrupt, the instruction's cases,
-/// else kept; and `CYC` plus the step's cycles (CYC's next value but at the boot step). `addrs`: the operand word and the pointer; `flags`: JMP (ind), RTS, RTI, BRK; `seq`: an interrupt
-/// sequence, the DMA's last step, its long form.
+/// else kept; and `CYC` plus the step's cycles (CYC's next value but at the boot step). `addrs`: the operand word
+/// and the pointer; `flags`: JMP (ind), RTS, RTI, BRK; `seq`: an interrupt sequence, the DMA's last step, its long
+/// form.
 #[allow(clippy::too_many_arguments)]
 fn registers_next(cx: &mut Ctx, opts: &Mos6502Options, pk: Picker, boot: &BootState, st: &CpuState6502, targets: &PcTargets, cases: InstructionCases, [op16, ptr16]: [NodeId; 2], [f_jmp_ind, f_rts, f_rti, f_brk]: [NodeId; 4], [int_seq, dma_last, dma_long]: [NodeId; 3]) -> ([NodeId; 7], NodeId) {
     let (one, zero) = (cx.one, cx.zero);
