@@ -19,9 +19,13 @@ pub(super) struct Projection {
     pub(super) exp: Option<i32>,
     /// Per column: the largest `|w|`, bounding every product `w (x_new - x_old)` of the column.
     pub(super) col_max: Vec<f64>,
-    /// The largest row `Σ |w|` of `m` and of the row classes' extended matrix (0 without classes), slightly
-    /// rounded up: with every input within `a`, every partial sum of a row is within `row_abs · a`.
+    /// The largest row `Σ |w|` of `m` and of the row classes' extended matrix (0 without classes), exact or
+    /// rounded up ([`row_abs_max`]): with every input within `a`, every partial sum of a row is within
+    /// `row_abs · a`.
     pub(super) row_abs: [f64; 2],
+    /// The largest `|w|` of `m` and of the extended matrix (0 without classes): with every input within `a`,
+    /// every product `w (x_new - x_old)` is within `2 · max_abs · a`.
+    pub(super) max_abs: [f64; 2],
     /// The rows grouped into classes, with the extended matrix's per-column largest `|w|`: incremental
     /// updates run on the extended matrix (see [`RowClasses`]).
     pub(super) classes: Option<(RowClasses, Vec<f64>)>,
@@ -54,14 +58,21 @@ pub(super) fn column_max(m: &SparseMatrix) -> Vec<f64> {
     ptr.windows(2).map(|w| vals[w[0] as usize..w[1] as usize].iter().fold(0f64, |a, v| a.max(v.abs() as f64))).collect()
 }
 
-/// The largest row `Σ |w|` of `m`, rounded up by a relative 2^-40 (far above f64's rounding of the sum).
+/// The largest row `Σ |w|` of `m`: exact where every addition of the row's sum in f64 was exact (as for woven
+/// weights, multiples of a power of two), else rounded up by a relative 2^-40 (far above f64's rounding of
+/// the sum). A bound that is exactly the exact range's edge is then still within it.
 pub(super) fn row_abs_max(m: &SparseMatrix) -> f64 {
     let (_, idx, vals) = m.csc().expect("CSC");
-    let mut rows = vec![0f64; m.shape().0];
+    let rows = m.shape().0;
+    let (mut sums, mut rounded) = (vec![0f64; rows], vec![false; rows]);
     for (i, w) in idx.iter().zip(vals) {
-        rows[*i as usize] += w.abs() as f64;
+        let (a, b) = (sums[*i as usize], w.abs() as f64);
+        let s = a + b;
+        // Both terms are non-negative: the addition was exact iff subtracting either term gives the other.
+        rounded[*i as usize] |= s - a != b || s - b != a;
+        sums[*i as usize] = s;
     }
-    rows.into_iter().fold(0.0, f64::max) * (1.0 + 2f64.powi(-40))
+    sums.iter().zip(&rounded).map(|(s, r)| if *r { s * (1.0 + 2f64.powi(-40)) } else { *s }).fold(0.0, f64::max)
 }
 
 /// The full product `y = W x` (CSC, columns in increasing order: the sparse executor's sum) with every row's
@@ -96,9 +107,10 @@ pub(super) fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<
 /// and must stay within the bound, which also makes the full sum, in any order, exact.
 #[allow(clippy::too_many_arguments)]
 ///
-/// `unbounded`: every row's `Σ |w|` times twice the largest input magnitude since the last full product is
-/// within `row_lim` (see `Projection::update`), so every product and partial sum is exact whatever the order,
-/// and the row bounds `abs` are neither needed nor kept (the caller marks them stale).
+/// `unbounded`: every row's `Σ |w|` times the largest input magnitude since the last full product is within
+/// `row_lim`, and the largest `|w|` times twice it within `lim` (see `Projection::update`), so every partial
+/// sum and product is exact whatever the order, and the row bounds `abs` are neither needed nor kept (the
+/// caller marks them stale).
 ///
 /// `silu_input`: `y` feeds only `silu` and the caller ends with `finish_except(silu_quiet)`; an unbounded
 /// update (never undone) then leaves unrecorded the rows that stay silu-quiet ([`Tracked::scatter_quiet`]).
@@ -167,7 +179,9 @@ impl Projection {
         let (ptr, _, _) = m.csc().expect("CSC");
         let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
         let row_abs = [row_abs_max(&m), classes.as_ref().map_or(0.0, |(rc, _)| row_abs_max(&rc.ext))];
-        Self { m, exp, col_max, row_abs, classes, used, silu_input: false, lookups: Vec::new() }
+        let largest = |c: &[f64]| c.iter().fold(0f64, |a, b| a.max(*b));
+        let max_abs = [largest(&col_max), classes.as_ref().map_or(0.0, |(_, cm)| largest(cm))];
+        Self { m, exp, col_max, row_abs, max_abs, classes, used, silu_input: false, lookups: Vec::new() }
     }
 
     /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::silu_input`);
@@ -249,13 +263,15 @@ impl Projection {
             full = !st.grid.exact();
         }
         // Unbounded updates: with every input since the last full product within `xmax`, every partial sum
-        // of a row is within `row_abs · xmax` and every product `w (x_new - x_old)` within twice that; where
-        // twice that fits the bound, no row bound is needed (and none is kept: `abs_stale`). Where it does not
-        // and the row bounds are stale, a full product recomputes them.
+        // of a row is within `row_abs · xmax` and every product `w (x_new - x_old)` within
+        // `2 · max_abs · xmax`; where the sums fit the rows' bound and the products the exact range, no row
+        // bound is needed (and none is kept: `abs_stale`). Where they do not and the row bounds are stale, a
+        // full product recomputes them.
         let ext_on = matches!((&self.classes, &st.ext), (Some(_), Some(e)) if e.active);
         let lim = st.limit;
         let row_lim = if ext_on { lim / 2.0 } else { lim };
-        let unbounded = !full && 2.0 * self.row_abs[ext_on as usize] * st.xmax <= row_lim;
+        let e = ext_on as usize;
+        let unbounded = !full && self.row_abs[e] * st.xmax <= row_lim && 2.0 * self.max_abs[e] * st.xmax <= lim;
         full |= !unbounded && st.abs_stale;
         st.abs_stale |= unbounded;
         n.unbounded_products += unbounded as u64;
@@ -426,19 +442,20 @@ mod tests {
         // (input, expected path): 'F' full product, 'U' incremental without row bounds, 'B' incremental with
         // them, '-' none (no input changed). The grid after the first token: binary places 0 + spare floor(log2(2^23 / 44) / 2) = 8, so
         // entries are multiples of 2^-8 up to 2^23 units (|x| <= 2^15); the bound is 2^24 units of 2^-10,
-        // 16384, and the largest row Σ|w| 11: updates need no row bounds while 2 · 11 · max |x| <= 16384,
-        // i.e. every input since the last full product within 744.
+        // 16384, the largest row Σ|w| 11 and the largest |w| 3.25: updates need no row bounds while
+        // 11 · max |x| <= 16384 (the partial sums) and 2 · 3.25 · max |x| <= 16384 (the products), i.e. every
+        // input since the last full product within 1489.
         let tokens: Vec<(Vec<f32>, char)> = vec![
             (vec![1.0, -1.0, 1.0, 1.0, -1.0], 'F'),     // the first token
             (vec![-1.0, -1.0, 1.0, -1.0, -1.0], 'U'),   // sign flips only
             (vec![-1.0, -1.0, 1.0, -1.0, -1.0], '-'),   // nothing changed: nothing to do
             (vec![-1.0, 3.0, 0.5, -1.0, 0.0], 'U'),     // magnitudes grow and shrink, small
-            (vec![-1.0, 3.0, 0.5, 1024.0, 0.0], 'F'),   // beyond 744 and the row bounds stale: full
-            (vec![-1.0, -3.0, 0.5, 1000.0, 0.5], 'U'),  // the new grid's bound is 131072: within it again
-            (vec![-1.0, 3.0, 0.5, 65536.0, 0.0], 'F'),  // beyond 2^23 units: off the grid, full
-            (vec![-1.0, 3.0, 0.5, 1.0, 0.0], 'B'),      // the full product was exact and re-gridded: incremental,
-                                                        // with row bounds (2 · 11 · 65536 > 2^20, the bound)
-            (vec![-1.0, -3.0, 0.75, 2.0, 0.5], 'B'),    // magnitudes grow and shrink, with row bounds
+            (vec![-1.0, 3.0, 0.5, 2048.0, 0.0], 'F'),   // beyond 1489 and the row bounds stale: full
+            (vec![-1.0, -3.0, 0.5, 2000.0, 0.5], 'U'),  // the new grid (2^-4) bounds 262144: 11 · 2048 within it
+            (vec![-1.0, 3.0, 0.5, 524288.5, 0.0], 'F'), // beyond 2^23 units of 2^-4: off the grid, full
+            (vec![-1.0, 3.0, 0.5, 1.0, 0.0], 'B'),      // the full product was exact and re-gridded (2^-1, bound
+                                                        // 2^21): incremental, with row bounds (11 · 524288.5 > 2^21)
+            (vec![-1.0, -3.0, 1.5, 2.0, 0.5], 'B'),     // magnitudes grow and shrink, with row bounds
             (vec![1.0, 3.0, 0.1, 1.0, 0.0], 'F'),       // 0.1 is on no grid
             (vec![1.0, 3.0, 0.1, -1.0, 0.0], 'F'),      // still off: the last product was not exact
             (vec![1.0, -3.0, 0.25, 1.0, 0.0], 'F'),     // back on a grid: one full product first
@@ -462,9 +479,22 @@ mod tests {
                 assert_ne!(st.y.old()[k].to_bits(), st.y.v[i as usize].to_bits());
             }
         }
-        assert_eq!(p.row_abs, [11.0 * (1.0 + 2f64.powi(-40)), 0.0], "the largest row Σ|w|, no classes");
+        assert_eq!(p.row_abs, [11.0, 0.0], "the largest row Σ|w| (exact: dyadic weights), no classes");
+        assert_eq!(p.max_abs, [3.25, 0.0], "the largest |w|");
         // Paths taken: F 6 (tokens 0, 4, 6, 9, 10, 11), U 4 and B 2 (both incremental), - 1.
         assert_eq!((n.full_products, n.incremental_products, n.unbounded_products), (6, 6, 4), "{n:?}");
+    }
+
+    /// A row's `Σ |w|` is the exact sum where f64 adds it exactly (the bound may then be met with equality),
+    /// and rounded up where an addition rounded (here `1 + 2^-60`, which f64 rounds to 1).
+    #[test]
+    fn row_abs_is_exact_unless_its_sum_rounded() {
+        let exact = Projection::new(&HostTensor::new(vec![2, 3], vec![0.5, -0.25, 3.0, 1.0, 1.0, -1.0]));
+        assert_eq!((exact.row_abs[0], exact.max_abs[0]), (3.75, 3.0));
+        let tiny = 2f32.powi(-60);
+        let rounded = Projection::new(&HostTensor::new(vec![1, 2], vec![1.0, tiny]));
+        assert!(rounded.row_abs[0] > 1.0 + tiny as f64, "{}", rounded.row_abs[0]);
+        assert_eq!(rounded.row_abs[0], 1.0 + 2f64.powi(-40));
     }
 
     /// A table lookup in a `gate_proj` (64 equality rows over 6 bits and a bias) is taken out of the matrix
@@ -561,12 +591,13 @@ mod tests {
     /// additions already made are undone and the full product replaces them.
     #[test]
     fn a_row_bound_exceeded_mid_update_is_undone() {
-        // Row 0 = [2^20, 2^20]; inputs start at [1, 1] (2^21 units), then grow to [15, 15]: 15·2^20·2 > 2^24.
+        // Row 0 = [2^20, 2^20]; inputs start at [1, 1] (the bound: 2^24 units of 2^-1, 2^23), then [5, 1] (row
+        // bounds kept: 2^21 · 5 > 2^23; the row's sum 6 · 2^20 fits) and [15, 15]: 30 · 2^20 > 2^23.
         let p = Projection::new(&HostTensor::new(vec![2, 2], vec![1048576.0, 1048576.0, 1.0, -1.0]));
         let mut st = ProjState::new(&p);
         let mut x = Tracked::zeros(2);
         let mut n = Counters::default();
-        for (t, v) in [[1.0f32, 1.0], [3.0, 1.0], [15.0, 15.0], [1.0, 3.0]].iter().enumerate() {
+        for (t, v) in [[1.0f32, 1.0], [5.0, 1.0], [15.0, 15.0], [1.0, 3.0]].iter().enumerate() {
             feed(&mut x, v);
             let before = n;
             p.update(&mut st, &x, t == 0, &mut n);
