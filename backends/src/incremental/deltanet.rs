@@ -287,7 +287,7 @@ impl DeltaNet {
             v_cols,
             z,
             z_per_head,
-            b: Projection::from_tensor(w, &LayerTensor::InProjB.name(layer))?,
+            b: Projection::from_tensor(w, &LayerTensor::InProjB.name(layer))?.feeding_beta(),
             a: Projection::from_tensor(w, &LayerTensor::InProjA.name(layer))?,
             out: Projection::from_tensor(w, &LayerTensor::OutProj.name(layer))?,
             last_tap,

@@ -238,6 +238,9 @@ pub struct IncrementalModel {
     /// output) `[hidden]`, the first later layer that reads or writes the entry, or `L` (the final norm).
     next_toucher: Vec<Vec<u16>>,
     final_norm: Vec<f32>,
+    /// The entries of the final norm's output that the lm_head reads: only those are computed (the others
+    /// enter its sum of squares alone).
+    final_reads: Reads,
     lm_head: Projection,
     /// The lm_head's sign-product groups and its other rows, for the greedy token ([`FactoredHead`]).
     head: Option<SplitHead>,
@@ -458,7 +461,8 @@ impl IncrementalModel {
                 if d.len() <= hsz / 4 { EmbedRow::Diff(d) } else { EmbedRow::Whole(row.to_vec()) }
             })
             .collect();
-        Ok(Self { cfg: cfg.clone(), embed_row0, embed_rows, layers, next_toucher, final_norm: one_plus(FINAL_NORM)?, lm_head, head, inv_freq: rope_inv_freq(cfg) })
+        let final_reads = Reads::of(vec![false; hsz], &[&lm_head.m], &[]);
+        Ok(Self { cfg: cfg.clone(), embed_row0, embed_rows, layers, next_toucher, final_norm: one_plus(FINAL_NORM)?, final_reads, lm_head, head, inv_freq: rope_inv_freq(cfg) })
     }
 
     /// The model's configuration.
@@ -732,7 +736,7 @@ impl IncrementalModel {
         st.head_start = clock.map(|_| std::time::Instant::now());
         let last = &mut st.h[2 * self.layers.len() + 1];
         last.finish();
-        st.final_norm.update(last, &self.final_norm, eps, first, None);
+        st.final_norm.update(last, &self.final_norm, eps, first, Some(&self.final_reads));
         st.position += 1;
         Ok(first)
     }

@@ -32,9 +32,9 @@ pub(super) struct Projection {
     /// Per column: it holds a nonzero. Changes of the other inputs are ignored, and their values left out
     /// of the input's grid (they meet no weight).
     pub(super) used: Vec<bool>,
-    /// The output feeds only `silu` (an MLP's `gate_proj`, a DeltaNet's `in_proj_z`): a row whose old and new
-    /// values both have an exact zero `silu` ([`silu_quiet`]) is updated but not reported as changed.
-    pub(super) silu_input: bool,
+    /// What the output feeds, where that maps a range of values to one exact zero ([`Quiet`]): a row whose old
+    /// and new values both lie there is updated but not reported as changed.
+    pub(super) quiet: Quiet,
     /// Blocks of rows that read one small set of columns, kept out of `m` and updated by their live rows
     /// ([`LookupRows`]; `gate_proj` only). Per block also: which columns it reads.
     pub(super) lookups: Vec<(LookupRows, Vec<bool>)>,
@@ -50,6 +50,38 @@ pub(super) const SILU_ZERO_BELOW: f32 = -89.0;
 #[inline(always)]
 pub(super) fn silu_quiet(x: f32) -> bool {
     (x < SILU_ZERO_BELOW) | (x == 0.0)
+}
+
+/// `sigmoid(x)` is exactly `+0` for every `x` below [`SILU_ZERO_BELOW`] (`cpu::math::sigmoid`): a woven
+/// DeltaNet head's `beta` input `b` moves between such values (`-200`, `-400`, ...) whenever a literal of its
+/// write enable changes while another is false, as the memories' commit enables do at every commit and the
+/// token after it.
+#[inline(always)]
+pub(super) fn sigmoid_quiet(x: f32) -> bool {
+    x < SILU_ZERO_BELOW
+}
+
+/// What reads a projection's output, when that is a function with a range of inputs it maps to one exact
+/// zero: `silu` (an MLP's `gate_proj`, a DeltaNet's `in_proj_z`; [`silu_quiet`]) or `sigmoid` (a DeltaNet's
+/// `in_proj_b`, for `beta`; [`sigmoid_quiet`]). A row that moves within that range changes nothing its reader
+/// sees but possibly the sign of a zero, which no later stage sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Quiet {
+    None,
+    Silu,
+    Sigmoid,
+}
+
+impl Quiet {
+    /// `x` is in the range the reader maps to its exact zero.
+    #[inline(always)]
+    pub(super) fn holds(self, x: f32) -> bool {
+        match self {
+            Quiet::None => false,
+            Quiet::Silu => silu_quiet(x),
+            Quiet::Sigmoid => sigmoid_quiet(x),
+        }
+    }
 }
 
 /// Per column of a CSC matrix: the largest `|w|`.
@@ -112,9 +144,9 @@ pub(super) fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<
 /// sum and product is exact whatever the order, and the row bounds `abs` are neither needed nor kept (the
 /// caller marks them stale).
 ///
-/// `silu_input`: `y` feeds only `silu` and the caller ends with `finish_except(silu_quiet)`; an unbounded
-/// update (never undone) then leaves unrecorded the rows that stay silu-quiet ([`Tracked::scatter_quiet`]).
-pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, silu_input: bool, n: &mut Counters) -> bool {
+/// `quiet`: what `y` feeds ([`Quiet`]); the caller ends with `finish_except` of it. An unbounded update (never
+/// undone) then leaves unrecorded the rows that stay quiet ([`Tracked::scatter_quiet`]).
+pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, quiet: Quiet, n: &mut Counters) -> bool {
     let (ptr, idx, vals) = m.csc().expect("CSC");
     if unbounded || sel.iter().all(|&(j, o)| xv[j as usize].abs() == o.abs()) {
         // Unbounded (see above), or only signs changed: every intermediate input x' has the old magnitudes,
@@ -126,11 +158,11 @@ pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked
                 continue; // +0 <-> -0: every product is a signed zero, which leaves every sum as it was
             }
             let (a, b) = (ptr[j as usize] as usize, ptr[j as usize + 1] as usize);
-            if unbounded && silu_input {
-                // Never undone (an unbounded update always succeeds): rows that stay silu-quiet go unrecorded.
-                y.scatter_quiet(&idx[a..b], &vals[a..b], d, silu_quiet);
-            } else {
-                y.scatter(&idx[a..b], &vals[a..b], d);
+            // Never undone (an unbounded update always succeeds): rows that stay quiet go unrecorded.
+            match quiet {
+                Quiet::Silu if unbounded => y.scatter_quiet(&idx[a..b], &vals[a..b], d, silu_quiet),
+                Quiet::Sigmoid if unbounded => y.scatter_quiet(&idx[a..b], &vals[a..b], d, sigmoid_quiet),
+                _ => y.scatter(&idx[a..b], &vals[a..b], d),
             }
             n.weights_read += (b - a) as u64;
         }
@@ -181,10 +213,10 @@ impl Projection {
         let row_abs = [row_abs_max(&m), classes.as_ref().map_or(0.0, |(rc, _)| row_abs_max(&rc.ext))];
         let largest = |c: &[f64]| c.iter().fold(0f64, |a, b| a.max(*b));
         let max_abs = [largest(&col_max), classes.as_ref().map_or(0.0, |(_, cm)| largest(cm))];
-        Self { m, exp, col_max, row_abs, max_abs, classes, used, silu_input: false, lookups: Vec::new() }
+        Self { m, exp, col_max, row_abs, max_abs, classes, used, quiet: Quiet::None, lookups: Vec::new() }
     }
 
-    /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::silu_input`);
+    /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::quiet`);
     /// its table lookups are taken out of `m` and updated by their live rows ([`LookupRows`]).
     pub(super) fn feeding_silu(self) -> Self {
         let blocks = LookupRows::find(&self.m).unwrap_or_default();
@@ -204,16 +236,24 @@ impl Projection {
                 (b, reads)
             })
             .collect();
-        p.silu_input = true;
+        p.quiet = Quiet::Silu;
         p
     }
 
     /// This projection as a DeltaNet's output gate `in_proj_z`: its output feeds only `silu` in the gated norm,
     /// so a row whose old and new values both have an exact zero `silu` is updated but not reported as changed
-    /// (see `Projection::silu_input`; the head's output then differs at most in the sign of zero entries,
+    /// (see `Projection::quiet`; the head's output then differs at most in the sign of zero entries,
     /// which `out_proj` skips as it skips every zero). No lookup blocks.
     pub(super) fn feeding_gate(mut self) -> Self {
-        self.silu_input = true;
+        self.quiet = Quiet::Silu;
+        self
+    }
+
+    /// This projection as a DeltaNet's `in_proj_b`: its output feeds only `beta = sigmoid(b)`, so a row whose
+    /// old and new values both give `beta = +0` exactly is updated but not reported as changed (the head's
+    /// `beta` and its set of writers stay as they were).
+    pub(super) fn feeding_beta(mut self) -> Self {
+        self.quiet = Quiet::Sigmoid;
         self
     }
 
@@ -279,12 +319,12 @@ impl Projection {
             match (&self.classes, &mut st.ext) {
                 (Some((rc, cm)), Some(e)) if e.active => {
                     e.y.begin();
-                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, false, n) {
+                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, Quiet::None, n) {
                         e.y.finish();
                         let nc = rc.classes;
-                        let quiet = self.silu_input;
+                        let quiet = self.quiet;
                         let put = |y: &mut Tracked, r: usize, v: f32| {
-                            if quiet && silu_quiet(v) && silu_quiet(y.v[r]) {
+                            if quiet.holds(v) && quiet.holds(y.v[r]) {
                                 y.set_quietly(r, v);
                             } else {
                                 y.set(r, v);
@@ -311,12 +351,12 @@ impl Projection {
                     e.y.undo();
                 }
                 _ => {
-                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, self.silu_input, n) {
+                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, self.quiet, n) {
                         self.update_lookups(st, x, n);
-                        if self.silu_input {
-                            st.y.finish_except(silu_quiet);
-                        } else {
-                            st.y.finish();
+                        match self.quiet {
+                            Quiet::None => st.y.finish(),
+                            Quiet::Silu => st.y.finish_except(silu_quiet),
+                            Quiet::Sigmoid => st.y.finish_except(sigmoid_quiet),
                         }
                         n.incremental_products += 1;
                         return;
@@ -485,6 +525,37 @@ mod tests {
         assert_eq!((n.full_products, n.incremental_products, n.unbounded_products), (6, 6, 4), "{n:?}");
     }
 
+    /// A projection feeding `beta = sigmoid(b)`: rows that move between values below -89 (both `beta = +0`) are
+    /// updated but not reported; a row that leaves or enters that range is; every value equals the full
+    /// product bit for bit. Rows: `b = 200 (x0 + x1 + x2 - 2)` on ±1 inputs (a write head's three literals:
+    /// +200 when all hold, -200, -600 or -1000 otherwise) and a row reading `x0` alone.
+    #[test]
+    fn beta_rows_that_stay_at_sigmoid_zero_go_unreported() {
+        let w = vec![100.0, 100.0, 100.0, -200.0, 1.0, 0.0, 0.0, 0.0];
+        let p = Projection::new(&HostTensor::new(vec![2, 4], w)).feeding_beta();
+        assert_eq!(p.quiet, Quiet::Sigmoid);
+        let mut st = ProjState::new(&p);
+        let (mut x, mut n) = (Tracked::zeros(4), Counters::default());
+        // (inputs, rows reported): row 0's b, and whether row 0 is reported.
+        let tokens: [([f32; 4], f32, bool); 5] = [
+            ([-1.0, -1.0, -1.0, 1.0], -500.0, true), // the first token: every row
+            ([1.0, -1.0, -1.0, 1.0], -300.0, false), // -500 -> -300: sigmoid 0 both, not reported
+            ([1.0, 1.0, -1.0, 1.0], -100.0, false),  // -> -100: still 0
+            ([1.0, 1.0, 1.0, 1.0], 100.0, true),     // -> 100: beta 1, reported
+            ([-1.0, 1.0, 1.0, 1.0], -100.0, true),   // -> -100: beta 0 again, reported
+        ];
+        for (t, (v, b0, reported)) in tokens.iter().enumerate() {
+            feed(&mut x, v);
+            p.update(&mut st, &x, t == 0, &mut n);
+            assert_eq!(bits(&st.y.v), bits(&p.m.matvec(v)), "token {t}");
+            assert_eq!(st.y.v[0], *b0, "token {t}");
+            assert_eq!(st.y.ch().contains(&0), *reported, "token {t}: row 0 reported");
+            // Row 1 (x0 alone, ±1) is never quiet: reported whenever x0 changed.
+            assert_eq!(st.y.ch().contains(&1), t == 0 || t == 1 || t == 4, "token {t}: row 1");
+        }
+        assert_eq!(n.full_products, 1, "{n:?}");
+    }
+
     /// A row's `Σ |w|` is the exact sum where f64 adds it exactly (the bound may then be met with equality),
     /// and rounded up where an addition rounded (here `1 + 2^-60`, which f64 rounds to 1).
     #[test]
@@ -522,7 +593,7 @@ mod tests {
         assert_eq!(p.lookups.len(), 1, "one lookup block");
         assert_eq!(p.lookups[0].0.rows.len(), entries);
         let mut plain = Projection::new(&wt);
-        plain.silu_input = true;
+        plain.quiet = Quiet::Silu;
         let mut abs = vec![0f64; entries + 4];
         let (mut st, mut st_plain) = (ProjState::new(&p), ProjState::new(&plain));
         let (mut x, mut n, mut n_plain) = (Tracked::zeros(cols), Counters::default(), Counters::default());
