@@ -53,7 +53,7 @@ pub(super) fn silu_quiet(x: f32) -> bool {
 }
 
 /// `sigmoid(x)` is exactly `+0` for every `x` below [`SILU_ZERO_BELOW`] (`cpu::math::sigmoid`): a woven
-/// DeltaNet head's `beta` input `b` moves between such values (`-200`, `-400`, ...) whenever a literal of its
+/// DeltaNet head's `beta` input `b` moves between such values (`-200`, `-600`, ...) whenever a literal of its
 /// write enable changes while another is false, as the memories' commit enables do at every commit and the
 /// token after it.
 #[inline(always)]
@@ -355,8 +355,7 @@ impl Projection {
                         self.update_lookups(st, x, n);
                         match self.quiet {
                             Quiet::None => st.y.finish(),
-                            Quiet::Silu => st.y.finish_except(silu_quiet),
-                            Quiet::Sigmoid => st.y.finish_except(sigmoid_quiet),
+                            q => st.y.finish_except(|x| q.holds(x)),
                         }
                         n.incremental_products += 1;
                         return;
