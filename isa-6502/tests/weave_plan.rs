@@ -50,3 +50,19 @@ fn prg_banking_adds_no_layer() {
         assert!((64 + kib..=64 + kib + 16).contains(&heads), "{banking:?} {kib} KiB: {heads} value heads");
     }
 }
+
+/// The NES map's wide sums whose results have room in the schedule take narrow windows (a carry out of every
+/// byte: a program counter's low bits then change the forms of its low byte alone, not all sixteen); the ones on
+/// the critical path keep the wide window, and the map keeps its 20 layers.
+#[test]
+fn the_nes_map_narrows_the_sums_off_its_critical_path() {
+    let desc = mos6502_machine(&Mos6502Options { nes: true, ..Default::default() });
+    let (proto, net, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
+    let (wide, sums) = weaver::lower::lower_narrowing(&desc, &proto, &Default::default()).expect("lowers");
+    let byte_carries = |names: &[String]| names.iter().filter(|n| n.ends_with(&format!(".carry{}", weaver::lower::NARROW_WINDOW))).count();
+    let narrowed = sums.iter().filter(|s| net.names.iter().any(|n| *n == format!("{s}.carry{}", weaver::lower::NARROW_WINDOW))).count();
+    eprintln!("2A03 NES map: {narrowed} of {} wide sums narrowed, {} layers", sums.len(), alloc.geometry.layers);
+    assert!(narrowed >= 4 && narrowed < sums.len(), "{narrowed} of {} sums narrowed", sums.len());
+    assert!(byte_carries(&net.names) > byte_carries(&wide.names));
+    assert_eq!(alloc.geometry.layers, 20);
+}

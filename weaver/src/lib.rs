@@ -82,14 +82,45 @@ pub fn plan_layers(desc: &MachineDesc, net: &net::Netlist, sched: &schedule::Sch
 pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::Netlist, schedule::Schedule, allocate::Allocation), WeaveError> {
     desc.validate()?;
     let protocol = Protocol::of(desc);
-    let netlist = prune::prune(&lower::lower(desc, &protocol)?);
+    let (wide, sums) = lower::lower_narrowing(desc, &protocol, &Default::default())?;
+    let (netlist, schedule, allocation) = place(desc, opts, &protocol, wide)?;
+    if opts.fit.is_some() || sums.is_empty() {
+        return Ok((protocol, netlist, schedule, allocation));
+    }
+    // Narrow windows for the wide sums wherever the machine keeps its layer count (see `lower`): all of them
+    // first, then, while that is deeper, without the narrowed sums on the deeper schedule's critical path.
+    let layers = allocation.geometry.layers;
+    let mut narrow: std::collections::HashSet<String> = sums.into_iter().collect();
+    for _ in 0..NARROWING_ROUNDS {
+        let (net, _) = lower::lower_narrowing(desc, &protocol, &narrow)?;
+        let Ok((n, s, a)) = place(desc, opts, &protocol, net) else { break };
+        if a.geometry.layers <= layers {
+            return Ok((protocol, n, s, a));
+        }
+        let before = narrow.len();
+        for (name, _) in s.critical_path(&n) {
+            narrow.remove(name.split('.').next().unwrap_or_default());
+        }
+        if narrow.len() == before || narrow.is_empty() {
+            break;
+        }
+    }
+    Ok((protocol, netlist, schedule, allocation))
+}
+
+/// Tries of [`plan`]'s narrowing before it keeps the wide windows.
+const NARROWING_ROUNDS: usize = 4;
+
+/// Prune, schedule (sunk where the fit asks) and allocate a lowered netlist.
+fn place(desc: &MachineDesc, opts: &WeaveOptions, protocol: &Protocol, lowered: net::Netlist) -> Result<(net::Netlist, schedule::Schedule, allocate::Allocation), WeaveError> {
+    let netlist = prune::prune(&lowered);
     let mixers = geometry::mixers(desc, opts.fit.as_ref());
     let mut schedule = schedule::schedule(&netlist, &geometry::memory_rows(desc), &allocate::const_heads(&netlist), &mixers)?;
     if opts.fit.as_ref().and_then(|f| f.sink).unwrap_or(false) {
         schedule::sink(&netlist, &mut schedule);
     }
     let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
-    Ok((protocol, netlist, schedule, allocation))
+    Ok((netlist, schedule, allocation))
 }
 
 /// A 64-bit FNV-1a hash of what a weave's weights follow from besides the weaver's code: the machine description

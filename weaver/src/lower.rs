@@ -7,6 +7,11 @@
 //! the exact range allows (|V| < 2^17). Adds of up to 16 bits take one layer (three steps per bit, as in the
 //! adder probe), 32-bit adds two, a 32×32 multiply four.
 //!
+//! A wide window costs the incremental executor: every output bit's form holds every input bit below it, so a
+//! change of a low input bit (a program counter's, at every step) changes all of the window's forms. An add, a
+//! subtract or a sum named in [`lower_narrowing`]'s set takes windows of at most [`NARROW_WINDOW`] bits instead
+//! (one more layer per extra window, inside the sum): `weave` narrows those where the machine keeps its depth.
+//!
 //! Token classes: class 0 is STEP, class 1 HALT, class `2 + f` field `f` of the protocol.
 
 use crate::error::WeaveError;
@@ -34,6 +39,10 @@ pub struct Lower<'a> {
     pub class: Vec<Sig>,
     pub tok_bits: Vec<Sig>,
     pub tok_end: Sig,
+    /// The adds, subtracts and sums that take [`NARROW_WINDOW`]-bit windows.
+    narrow: std::collections::HashSet<String>,
+    /// Every add, subtract and sum wider than [`NARROW_WINDOW`], by name, in order.
+    wide_sums: Vec<String>,
 }
 
 /// Whether token `tok` leaves step position `k` open: a commit (`STEP`, an end token), an injected input token
@@ -73,9 +82,23 @@ fn bits_of(v: u64, n: u32) -> Vec<Sig> {
 
 /// Lower a validated machine to its netlist.
 pub fn lower(desc: &MachineDesc, proto: &Protocol) -> Result<Netlist, WeaveError> {
+    Ok(lower_narrowing(desc, proto, &std::collections::HashSet::new())?.0)
+}
+
+/// The widest window of a sum (bits): its forms stay below the exact range (`net::MAX_FORM`).
+pub const WIDE_WINDOW: u32 = 17;
+
+/// The window of a narrowed sum (bits).
+pub const NARROW_WINDOW: u32 = 8;
+
+/// [`lower`], with the adds, subtracts and sums whose node names (`n<id>`) are in `narrow` taking windows of at
+/// most [`NARROW_WINDOW`] bits. Also returns the names of every add, subtract and sum wider than that: the ones
+/// narrowing would change.
+pub fn lower_narrowing(desc: &MachineDesc, proto: &Protocol, narrow: &std::collections::HashSet<String>) -> Result<(Netlist, Vec<String>), WeaveError> {
     let mut l = Lower::new(desc, proto);
+    l.narrow = narrow.clone();
     l.build()?;
-    Ok(l.net)
+    Ok((l.net, l.wide_sums))
 }
 
 impl<'a> Lower<'a> {
@@ -106,7 +129,7 @@ impl<'a> Lower<'a> {
                 .collect();
             staged.push(v);
         }
-        Self { net, desc, proto, staged, class, tok_bits, tok_end }
+        Self { net, desc, proto, staged, class, tok_bits, tok_end, narrow: Default::default(), wide_sums: Vec::new() }
     }
 
     fn fields(&self, pred: impl Fn(FieldRole) -> bool) -> Vec<u32> {
@@ -276,13 +299,15 @@ impl<'a> Lower<'a> {
                 if let Some(c) = cin {
                     t.push((w(c)[0], 0));
                 }
-                self.weighted_sum(&nm, t, 0, width)?
+                let window = self.sum_window(&nm, width);
+                self.weighted_sum(&nm, t, 0, width, window)?
             }
             Op::Sub { a, b } => {
                 let mut t = self.positioned(&w(a));
                 let nb: Vec<Sig> = w(b).iter().map(|s| s.not()).collect();
                 t.extend(self.positioned(&nb));
-                self.weighted_sum(&nm, t, 1, width)?
+                let window = self.sum_window(&nm, width);
+                self.weighted_sum(&nm, t, 1, width, window)?
             }
             Op::And { a, b } => self.bitwise(&nm, &w(a), &w(b), |x, y| vec![(vec![(x, 1), (y, 1)], -2, 1)])?,
             Op::Or { a, b } => self.bitwise(&nm, &w(a), &w(b), |x, y| vec![(vec![(x, 1), (y, 1)], -1, 1)])?,
@@ -377,7 +402,8 @@ impl<'a> Lower<'a> {
                         k = (k + modulus - ones % modulus) % modulus;
                     }
                 }
-                self.weighted_sum(&nm, t, k, width)?
+                let window = self.sum_window(&nm, width);
+                self.weighted_sum(&nm, t, k, width, window)?
             }
             Op::Lookup { table, index } => {
                 let idx = w(index);
@@ -417,8 +443,19 @@ impl<'a> Lower<'a> {
         Ok(out)
     }
 
-    /// The low `n_out` bits of `konst + Σ 2^pos·bit`, window by window (see the module docs).
-    pub fn weighted_sum(&mut self, nm: &str, terms: Vec<(Sig, u32)>, konst: u128, n_out: u32) -> Result<Vec<Sig>, WeaveError> {
+    /// The widest window of the add, subtract or sum node `nm` of `width` bits; records it as a candidate for
+    /// narrowing when it is wider than [`NARROW_WINDOW`].
+    fn sum_window(&mut self, nm: &str, width: u32) -> u32 {
+        if width <= NARROW_WINDOW {
+            return WIDE_WINDOW;
+        }
+        self.wide_sums.push(nm.to_string());
+        if self.narrow.contains(nm) { NARROW_WINDOW } else { WIDE_WINDOW }
+    }
+
+    /// The low `n_out` bits of `konst + Σ 2^pos·bit`, window by window of at most `window` bits (see the module
+    /// docs).
+    pub fn weighted_sum(&mut self, nm: &str, terms: Vec<(Sig, u32)>, konst: u128, n_out: u32, window: u32) -> Result<Vec<Sig>, WeaveError> {
         let full = if n_out >= 128 { u128::MAX } else { (1u128 << n_out) - 1 };
         let mut konst = konst & full;
         // Fold every signal's occurrences into one coefficient modulo 2^n_out (a negated signal ~x at p is
@@ -474,7 +511,7 @@ impl<'a> Lower<'a> {
                     + ts.iter().filter(|(_, p)| *p >= lo && *p < lo + c).map(|(_, p)| 1i64 << (p - lo)).sum::<i64>()
                     + ((konst >> lo) & mask(c)) as i64
             };
-            let mut c = (n_out - lo).min(17);
+            let mut c = (n_out - lo).min(window);
             while c > 0 && vmax(c) + 2 > crate::net::MAX_FORM {
                 c -= 1;
             }
@@ -524,7 +561,7 @@ impl<'a> Lower<'a> {
                 terms.push((pp, (i + k) as u32));
             }
         }
-        let s = self.weighted_sum(nm, terms, 0, n_out as u32)?;
+        let s = self.weighted_sum(nm, terms, 0, n_out as u32, WIDE_WINDOW)?;
         Ok(s[drop..].to_vec())
     }
 

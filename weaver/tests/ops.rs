@@ -27,7 +27,12 @@ fn machine(wa: u32, wb: u32, f: &dyn Fn(&mut CircuitBuilder, NodeId, NodeId) -> 
 /// Checks the lowered netlist of `d` against the reference on each (a, b).
 fn check(d: &MachineDesc, pairs: impl Iterator<Item = (u64, u64)>) -> usize {
     let proto = Protocol::of(d);
-    let net = lower(d, &proto).unwrap();
+    check_net(d, &lower(d, &proto).unwrap(), pairs)
+}
+
+/// Checks netlist `net` (lowered from `d`) against the reference on each (a, b).
+fn check_net(d: &MachineDesc, net: &weaver::net::Netlist, pairs: impl Iterator<Item = (u64, u64)>) -> usize {
+    let proto = Protocol::of(d);
     let r_fields: Vec<usize> = proto.step_fields.iter().enumerate().filter(|(_, f)| matches!(proto.fields[**f as usize].role, isa_api::FieldRole::RegNext { reg: 2, .. })).map(|(k, _)| k).collect();
     let mut n = 0;
     for (a, b) in pairs {
@@ -243,6 +248,49 @@ fn comparisons_with_a_constant_are_one_step_quiet_off_the_match() {
                 assert_eq!(l == 0, *a == k, "{kind:?} w={w} x={a:#x}");
                 assert!(l <= 0, "{kind:?} w={w} x={a:#x}: form {l}");
             }
+        }
+    }
+}
+
+/// Adds, subtracts and sums wider than `NARROW_WINDOW` are listed as candidates, and lowered with narrow windows
+/// (a carry out of every 8 bits, the forms of a window over its own bits and the carry in) they compute every
+/// bit as the reference does: 16 bits exhaustively in the low byte against edges in the high one, 32 bits
+/// (with a carry in, a subtract, a three-operand sum with shifts) on edges.
+#[test]
+fn narrowed_sums_compute_every_bit() {
+    use isa_api::SumTerm;
+    use weaver::lower::{lower_narrowing, NARROW_WINDOW};
+    let sum3: OpFn = |b, x, y| {
+        let t = |node, shift, neg| SumTerm { node, shift, neg };
+        b.sum(32, &[t(x, 0, false), t(y, 3, false), t(y, 0, true)], 0x1234)
+    };
+    let ops: Vec<(&str, OpFn)> = vec![("add", |b, x, y| b.add(x, y)), ("add_c", |b, x, y| {
+        let c = b.bit(y, 0);
+        b.add_c(x, y, c)
+    }), ("sub", |b, x, y| b.sub(x, y)), ("sum3", sum3)];
+    let e = edges32();
+    for (name, f) in ops {
+        for width in [16u32, 32] {
+            if name == "sum3" && width == 16 {
+                continue;
+            }
+            let d = machine(width, width, &f);
+            let proto = Protocol::of(&d);
+            let (wide, sums) = lower_narrowing(&d, &proto, &Default::default()).unwrap();
+            assert_eq!(sums.len(), 1, "{name} {width}: {sums:?}");
+            let (narrow, again) = lower_narrowing(&d, &proto, &sums.iter().cloned().collect()).unwrap();
+            assert_eq!(again, sums);
+            // Narrow windows: a carry out of bit 8; the wide lowering has none below 17.
+            let carries = |n: &weaver::net::Netlist, at: u32| n.names.iter().any(|x| x.ends_with(&format!(".carry{at}")));
+            assert!(carries(&narrow, NARROW_WINDOW) && !carries(&wide, NARROW_WINDOW), "{name} {width}");
+            let mask = (1u64 << width) - 1;
+            let pairs: Vec<(u64, u64)> = if width == 16 {
+                (0..256u64).flat_map(|lo| e.iter().map(move |hi| ((hi & 0xFF00) | lo, (hi >> 8) & mask))).chain(e.iter().map(|x| (x & mask, (x >> 3) & mask))).collect()
+            } else {
+                e.iter().flat_map(|a| e.iter().map(move |b| (*a, *b))).collect()
+            };
+            let n = check_net(&d, &narrow, pairs.iter().copied());
+            assert_eq!(n, pairs.len(), "{name} {width}");
         }
     }
 }
