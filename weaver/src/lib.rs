@@ -78,7 +78,8 @@ pub fn plan_layers(desc: &MachineDesc, net: &net::Netlist, sched: &schedule::Sch
     out
 }
 
-/// The passes before emission (cheap: no tensors): protocol, pruned netlist, schedule and allocation.
+/// The passes before emission (cheap: no tensors): protocol, pruned netlist, schedule and allocation; without a
+/// fitted geometry, the wide sums off the critical path lowered with narrow windows (see [`lower`]).
 pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::Netlist, schedule::Schedule, allocate::Allocation), WeaveError> {
     desc.validate()?;
     let protocol = Protocol::of(desc);
@@ -119,7 +120,7 @@ fn place(desc: &MachineDesc, opts: &WeaveOptions, protocol: &Protocol, lowered: 
     if opts.fit.as_ref().and_then(|f| f.sink).unwrap_or(false) {
         schedule::sink(&netlist, &mut schedule);
     }
-    let allocation = allocate::allocate(&netlist, &schedule, desc, &protocol, opts.fit.as_ref(), opts.attention_layer)?;
+    let allocation = allocate::allocate(&netlist, &schedule, desc, protocol, opts.fit.as_ref(), opts.attention_layer)?;
     Ok((netlist, schedule, allocation))
 }
 
