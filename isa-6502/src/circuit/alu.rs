@@ -88,12 +88,13 @@ pub(super) fn alu_stage(cx: &mut Ctx, d: Decoded, [a, x, y]: [NodeId; 3], operan
     let is_adc = alu_is[Alu::Adc as usize];
     let compare = cx.s.any(&[is_cmp, is_cpx, is_cpy, is_axs]);
     let invert = cx.s.or(is_sbc, compare);
-    // The adder's operand: the read-modify-write variant, inverted for SBC and the compares, in one select.
+    // The adder's operand: the read-modify-write variant, as is for ADC, inverted for SBC and the compares, in
+    // one select; 0 for every other instruction (none reads the adder), so the adder holds still when the
+    // operand of a load, a store or a logic operation moves.
     let addend = {
-        let ni = cx.s.not(invert);
         let mut cases = Vec::new();
         for &(sel, v) in rmw_variants {
-            let plain = cx.s.and(sel, ni);
+            let plain = cx.s.and(sel, is_adc);
             let inv = cx.s.and(sel, invert);
             let nv = cx.s.not(v);
             cases.push((plain, v));

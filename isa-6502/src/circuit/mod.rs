@@ -69,6 +69,16 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// `v` where `en` is 1, else 0: an operand gated by the one case that reads the value computed from it.
+    /// Where `en` is 0 the gated word holds still while `v` moves, so the units computing from it keep their
+    /// values (the sums of indexed addresses and branch targets then change only in the instructions that use
+    /// them: a woven unit that does not change costs the incremental executor nothing).
+    fn gated(&mut self, v: NodeId, en: NodeId) -> NodeId {
+        let w = self.s.width(v);
+        let mask = self.s.sext(en, w);
+        self.s.and(v, mask)
+    }
+
     /// The constants 1 and 0 (the circuit's first two nodes) and `opts`' layout.
     fn new(s: &'a mut CircuitBuilder, opts: &Mos6502Options) -> Self {
         let one = s.konst(1, 1);

@@ -5,7 +5,7 @@
 use super::Ctx;
 use super::banks::{nes_compact, read_banks, read_run_of};
 use super::decode::{Decoded, Flag, ctl, mode_code};
-use super::fetch::Fetch;
+use super::fetch::{Fetch, Modes};
 use super::nes_read::{NesRead, nes_byte_cases, nes_read_run_of};
 use super::state::State;
 use crate::face::{Mos6502Options, input};
@@ -36,7 +36,7 @@ pub(super) struct Operands {
 pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch) -> Operands {
     let (a, x, y, sp) = (st.cpu.a, st.cpu.x, st.cpu.y, st.cpu.sp);
     let ([_, b1, b2], m) = (f.b, f.modes);
-    let direct = direct_addresses(cx, b1, b2, x, y);
+    let direct = direct_addresses(cx, b1, b2, x, y, &m);
     let DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, ea_aby, .. } = direct;
     // Level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors).
     let ptr = pointer_read(cx, opts, f.dec, f.mode, sp, [st.kind.take_int, st.kind.nmi_vector], [ea_zpx, ea_zp, op16]);
@@ -78,17 +78,30 @@ pub(super) struct DirectAddresses {
     pub(super) cross_aby: NodeId,
 }
 
-/// The addresses of the direct modes (zero page, absolute, indexed).
-fn direct_addresses(cx: &mut Ctx, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId) -> DirectAddresses {
+/// The addresses of the direct modes (zero page, absolute, indexed). zp,Y, abs,X and abs,Y add Y or X to the
+/// operand gated by their mode (`m`; see `Ctx::gated`): every reader of such an address or of its page crossing
+/// selects it by that mode.
+fn direct_addresses(cx: &mut Ctx, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId, m: &Modes) -> DirectAddresses {
     let zero8 = cx.s.konst(8, 0);
     let op16 = cx.s.concat(&[b1, b2]);
+    // zp,X is not gated: (zp,X) reads its pointer there, on the critical path, where the gate's layer would
+    // add one to the machine.
     let zpx = cx.s.add(b1, x);
-    let zpy = cx.s.add(b1, y);
+    let zpy = {
+        let b = cx.gated(b1, m.zpy);
+        cx.s.add(b, y)
+    };
     let ea_zp = cx.s.concat(&[b1, zero8]);
     let ea_zpx = cx.s.concat(&[zpx, zero8]);
     let ea_zpy = cx.s.concat(&[zpy, zero8]);
-    let (ea_abx, cross_abx) = indexed(cx, op16, x);
-    let (ea_aby, cross_aby) = indexed(cx, op16, y);
+    let (ea_abx, cross_abx) = {
+        let base = cx.gated(op16, m.abx);
+        indexed(cx, base, x)
+    };
+    let (ea_aby, cross_aby) = {
+        let base = cx.gated(op16, m.aby);
+        indexed(cx, base, y)
+    };
     DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby }
 }
 

@@ -91,7 +91,9 @@ fn write_stage(cx: &mut Ctx, opts: &Mos6502Options, d: Decoded, st: &CpuState650
     let f_php = d.flag(cx, Flag::Php);
     let f_store_high = d.flag(cx, Flag::StoreHigh);
     let store_val = {
-        // SHY / SHX store the register AND (the base's high byte + 1).
+        // SHY / SHX store the register AND (the base's high byte + 1), of the byte gated by their flag
+        // (`Ctx::gated`: no other instruction reads it).
+        let b2 = cx.gated(b2, f_store_high);
         let hi1 = cx.s.add_const(b2, 1);
         let (xh, yh) = (cx.s.and(x, hi1), cx.s.and(y, hi1));
         let c = cx.s.concat(&[f_store_x, f_store_y, f_store_high]);
@@ -144,12 +146,16 @@ fn write_stage(cx: &mut Ctx, opts: &Mos6502Options, d: Decoded, st: &CpuState650
         let bu = cx.s.konst(8, 0x30);
         cx.s.or(p, bu)
     };
-    let pc2 = cx.s.add_const(pc, 2);
+    let jsr_brk = cx.s.or(f_jsr, f_brk);
+    // The return address JSR and BRK push, of PC gated by them (`Ctx::gated`).
+    let pc2 = {
+        let pc = cx.gated(pc, jsr_brk);
+        cx.s.add_const(pc, 2)
+    };
     let ret_lo = cx.s.slice(pc2, 0, 8);
     let ret_hi = cx.s.slice(pc2, 8, 8);
     let pc_lo = cx.s.slice(pc, 0, 8);
     let pc_hi = cx.s.slice(pc, 8, 8);
-    let jsr_brk = cx.s.or(f_jsr, f_brk);
     let (st_store, st_rmw) = {
         let nt = cx.s.not(take_int);
         let s1 = cx.s.and(f_store, nt);
