@@ -66,3 +66,41 @@ fn the_nes_map_narrows_the_sums_off_its_critical_path() {
     assert!(byte_carries(&net.names) > byte_carries(&wide.names));
     assert_eq!(alloc.geometry.layers, 20);
 }
+
+/// Each of the NES map's memories that the CPU writes (its four RAM banks) applies its latest write again at a
+/// commit only when the step wrote the memory's write fields, or wrote no field before them: a layer-0 head per
+/// memory keeps that mark, and the memory's commit enable reads it. `PC.0` (written by nearly every step) comes
+/// before every memory's writes; a memory's first address chunk marks it. A fitted geometry (a graft) keeps the
+/// commits without marks.
+#[test]
+fn the_nes_map_commits_a_memory_only_after_its_step_wrote_it() {
+    use isa_api::FieldRole;
+    use weaver::lower::{before_writes, writes_memory, Classes};
+    use weaver::net::Source;
+    let desc = mos6502_machine(&Mos6502Options { nes: true, ..Default::default() });
+    let (proto, net, _, alloc) = weaver::plan(&desc, &weaver::WeaveOptions { fit: None, attention_layer: false }).expect("plans");
+    let field = |name: &str| proto.fields.iter().position(|f| f.name == name).unwrap_or_else(|| panic!("field {name}")) as u32;
+    let stored: Vec<u32> = proto.fields.iter().filter_map(|f| if let FieldRole::MemAddr { mem, chunk: 0 } = f.role { Some(mem) } else { None }).collect();
+    assert_eq!(stored.len(), 4, "the RAM's four byte banks");
+    for &m in &stored {
+        let name = &desc.memories[m as usize].name;
+        assert_eq!(alloc.layers[0].heads.iter().filter(|h| h.name == format!("wrote {name}")).count(), 1, "{name}'s mark head");
+        let wrote = net.nodes.iter().position(|s| *s == Source::Wrote(m)).expect("a mark node") as u32;
+        let commit = net.commits.iter().find(|c| c.mem == m).expect("a commit");
+        let Source::Gate(g) = net.nodes[commit.enable.node as usize] else { panic!("{name}'s commit enable is a gate") };
+        assert!(net.gates[g as usize].terms.iter().any(|t| t.lin.iter().any(|(n, _)| *n == wrote)), "{name}'s commit reads its mark");
+        let a0 = proto.fields.iter().position(|f| f.role == FieldRole::MemAddr { mem: m, chunk: 0 }).unwrap() as u32;
+        assert!(writes_memory(&proto, Classes::field(a0), m) && !before_writes(&proto, Classes::field(a0), m));
+        let pc0 = Classes::field(field("PC.0"));
+        assert!(before_writes(&proto, pc0, m) && !writes_memory(&proto, pc0, m), "PC.0 before {name}'s writes");
+        for k in [Classes::STEP, Classes::HALT] {
+            assert!(!before_writes(&proto, k, m) && !writes_memory(&proto, k, m));
+        }
+    }
+    // The four banks' writes follow one another in step order: bank 0's data comes before bank 1's address.
+    let (d0, a1) = (Classes::field(field("M0_DATA")), Classes::field(field("M1_ADDR.0")));
+    assert!(before_writes(&proto, d0, stored[1]) && writes_memory(&proto, d0, stored[0]) && !before_writes(&proto, a1, stored[1]));
+    let fit = weaver::geometry::GeometryConfig::default();
+    let (_, fitted, _, _) = weaver::plan(&desc, &weaver::WeaveOptions { fit: Some(fit), attention_layer: false }).expect("plans a fitted geometry");
+    assert!(!fitted.nodes.iter().any(|s| matches!(s, Source::Wrote(_))), "no marks when fitting a geometry");
+}

@@ -32,6 +32,8 @@ pub enum SlotKind {
     TokBit,
     TokEnd,
     TokAfter,
+    /// A memory's write-token marks (`Source::TokWrites`, `Source::TokBeforeWrites`).
+    TokMark,
     Fresh,
     Pad,
 }
@@ -151,13 +153,15 @@ fn read_nodes(net: &Netlist) -> Vec<bool> {
 }
 
 /// The constant-key heads per layer, before any memory read: layer 0 one staging head per field whose
-/// staged bits something reads, layer 1 one head per register (see [`allocate`]).
+/// staged bits something reads and one per memory whose [`Source::Wrote`] bit something reads, layer 1 one
+/// head per register (see [`allocate`]).
 pub fn const_heads(net: &Netlist) -> Vec<usize> {
     let read = read_nodes(net);
     let mut fields: Vec<u32> = net.nodes.iter().enumerate().filter_map(|(i, s)| if let Source::Staged { field, .. } = s { read[i].then_some(*field) } else { None }).collect();
     fields.sort_unstable();
     fields.dedup();
-    vec![fields.len(), net.reg_bits.len()]
+    let wrote = net.nodes.iter().enumerate().filter(|(i, s)| matches!(s, Source::Wrote(_)) && read[*i]).count();
+    vec![fields.len() + wrote, net.reg_bits.len()]
 }
 
 /// Sublayer times of one node: `first_write` (the first sublayer adding to its slot; -1 for the embedding)
@@ -168,8 +172,8 @@ fn lifetimes(net: &Netlist, sched: &Schedule, layers: &[LayerAlloc]) -> (Vec<i64
     let mut last_read = vec![i64::MIN; n];
     for (i, src) in net.nodes.iter().enumerate() {
         first_write[i] = match src {
-            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) => -1,
-            Source::Staged { .. } => 0,
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) | Source::TokWrites(_) | Source::TokBeforeWrites(_) => -1,
+            Source::Staged { .. } | Source::Wrote(_) => 0,
             Source::RegBit { .. } => 2,
             Source::ReadBit { read, .. } => 2 * sched.read_chunks[*read as usize][0].layer as i64,
             Source::Gate(g) => sched.gate_sublayer[*g as usize] as i64,
@@ -306,6 +310,29 @@ pub fn allocate(
             read: None,
         });
     }
+    // Write marks (layer 0): per memory whose `Wrote` bit something reads, a head written at the memory's write
+    // tokens (1) and at the tokens of the step fields before them (0).
+    for (i, src) in net.nodes.iter().enumerate() {
+        let Source::Wrote(mem) = *src else { continue };
+        if !read[i] {
+            continue;
+        }
+        let find = |want: Source| net.nodes.iter().position(|s| *s == want).map(|n| Sig::of(n as u32));
+        let (Some(writes), Some(before)) = (find(Source::TokWrites(mem)), find(Source::TokBeforeWrites(mem))) else {
+            return Err(WeaveError::Other(format!("memory {mem}'s write marks have no token features (weaver bug)")));
+        };
+        layers[0].heads.push(Head {
+            name: format!("wrote {}", desc.memories[mem as usize].name),
+            key: KeySrc::Const,
+            query: KeySrc::Const,
+            enable: writes,
+            enable_also: Some(before),
+            clear: None,
+            value: vec![writes],
+            out: vec![i as u32],
+            read: None,
+        });
+    }
     // Register heads (layer 1).
     if !net.reg_bits.is_empty() && nl < 2 {
         return Err(WeaveError::Other("registers need at least two layers (weaver bug)".into()));
@@ -393,6 +420,7 @@ pub fn allocate(
             Source::TokBit(_) => SlotKind::TokBit,
             Source::TokEnd => SlotKind::TokEnd,
             Source::TokAfter(_) => SlotKind::TokAfter,
+            Source::TokWrites(_) | Source::TokBeforeWrites(_) => SlotKind::TokMark,
             _ => SlotKind::Fresh,
         };
         let sl = match free.pop_first() {

@@ -328,6 +328,8 @@ fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostT
                 Source::TokBit(j) => if value.is_some_and(|v| (v >> j) & 1 == 1) { 1.0 } else { -1.0 },
                 Source::TokEnd => if end { 1.0 } else { -1.0 },
                 Source::TokAfter(k) => if crate::lower::leaves_open(proto, tok as u32, k as usize) { 1.0 } else { -1.0 },
+                Source::TokWrites(m) => if class.is_some_and(|c| crate::lower::writes_memory(proto, c, m)) { 1.0 } else { -1.0 },
+                Source::TokBeforeWrites(m) => if class.is_some_and(|c| crate::lower::before_writes(proto, c, m)) { 1.0 } else { -1.0 },
                 _ => continue,
             };
             row[a.slot_of[i]] = v;

@@ -257,7 +257,10 @@ mod tests {
 
     #[test]
     fn missing_fields_take_the_minimal_need_in_one_weave() {
-        let m = weave(&isa_api::examples::acc8(), &WeaveOptions::default()).unwrap();
+        // The minimal need of a fitted weave: every field missing (a fitted weave takes no write marks; see
+        // `lower::lower_planned`).
+        let minimal = WeaveOptions { fit: Some(GeometryConfig::default()), attention_layer: false };
+        let m = weave(&isa_api::examples::acc8(), &minimal).unwrap();
         let g = GeometryConfig { hidden: Some(m.allocation.geometry.hidden + 5), ..GeometryConfig::default() };
         let w = weave(&isa_api::examples::acc8(), &WeaveOptions { fit: Some(g), attention_layer: false }).unwrap();
         let want = Geometry { hidden: m.allocation.geometry.hidden + 5, ..m.allocation.geometry };

@@ -79,13 +79,27 @@ pub fn plan_layers(desc: &MachineDesc, net: &net::Netlist, sched: &schedule::Sch
 }
 
 /// The passes before emission (cheap: no tensors): protocol, pruned netlist, schedule and allocation; without a
-/// fitted geometry, the wide sums off the critical path lowered with narrow windows (see [`lower`]).
+/// fitted geometry, write marks on the memory commits where they cost no layer and no head
+/// ([`lower::lower_planned`]) and the wide sums off the critical path lowered with narrow windows (see [`lower`]).
 pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::Netlist, schedule::Schedule, allocate::Allocation), WeaveError> {
     desc.validate()?;
     let protocol = Protocol::of(desc);
     let (wide, sums) = lower::lower_narrowing(desc, &protocol, &Default::default())?;
-    let (netlist, schedule, allocation) = place(desc, opts, &protocol, wide)?;
-    if opts.fit.is_some() || sums.is_empty() {
+    let (mut netlist, mut schedule, mut allocation) = place(desc, opts, &protocol, wide)?;
+    if opts.fit.is_some() {
+        return Ok((protocol, netlist, schedule, allocation));
+    }
+    // Write marks on the memory commits (see `lower::lower_planned`) where they cost no layer and no head.
+    let heads = |a: &allocate::Allocation| (a.geometry.layers, a.geometry.key_heads, a.geometry.value_heads);
+    let (marked, _) = lower::lower_planned(desc, &protocol, &Default::default(), true)?;
+    let marks = match place(desc, opts, &protocol, marked) {
+        Ok((n, s, a)) if heads(&a) == heads(&allocation) => {
+            (netlist, schedule, allocation) = (n, s, a);
+            true
+        }
+        _ => false,
+    };
+    if sums.is_empty() {
         return Ok((protocol, netlist, schedule, allocation));
     }
     // Narrow windows for the wide sums wherever the machine keeps its layer count (see `lower`): all of them
@@ -93,7 +107,7 @@ pub fn plan(desc: &MachineDesc, opts: &WeaveOptions) -> Result<(Protocol, net::N
     let layers = allocation.geometry.layers;
     let mut narrow: std::collections::HashSet<String> = sums.into_iter().collect();
     for _ in 0..NARROWING_ROUNDS {
-        let (net, _) = lower::lower_narrowing(desc, &protocol, &narrow)?;
+        let (net, _) = lower::lower_planned(desc, &protocol, &narrow, marks)?;
         let Ok((n, s, a)) = place(desc, opts, &protocol, net) else { break };
         if a.geometry.layers <= layers {
             return Ok((protocol, n, s, a));

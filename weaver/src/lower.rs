@@ -43,6 +43,8 @@ pub struct Lower<'a> {
     narrow: std::collections::HashSet<String>,
     /// Every add, subtract and sum wider than [`NARROW_WINDOW`], by name, in order.
     wide_sums: Vec<String>,
+    /// Memory commits also require the step's write marks (see [`lower_planned`]).
+    write_marks: bool,
 }
 
 /// Whether token `tok` leaves step position `k` open: a commit (`STEP`, an end token), an injected input token
@@ -71,6 +73,19 @@ pub fn leaves_open(proto: &Protocol, tok: u32, k: usize) -> bool {
     }
 }
 
+/// Is token class `class` a value of one of memory `mem`'s write fields (an address or data chunk)?
+pub fn writes_memory(proto: &Protocol, class: u32, mem: u32) -> bool {
+    class >= 2 && proto.fields.get((class - 2) as usize).is_some_and(|f| matches!(f.role, FieldRole::MemAddr { mem: m, .. } | FieldRole::MemData { mem: m, .. } if m == mem))
+}
+
+/// Is token class `class` a value of a step field that comes before all of memory `mem`'s write fields in step
+/// order? Within a step such a token comes before any write token of `mem` (fields are written in step order).
+pub fn before_writes(proto: &Protocol, class: u32, mem: u32) -> bool {
+    let first = proto.step_fields.iter().position(|&f| writes_memory(proto, Classes::field(f), mem));
+    let pos = class.checked_sub(2).and_then(|f| proto.step_fields.iter().position(|&g| g == f));
+    matches!((pos, first), (Some(p), Some(w)) if p < w)
+}
+
 /// Does field `f` stage a written-before bit (a memory write's first address chunk)?
 fn has_written_bit(f: &isa_api::Field) -> bool {
     matches!(f.role, FieldRole::MemAddr { chunk: 0, .. })
@@ -95,8 +110,16 @@ pub const NARROW_WINDOW: u32 = 8;
 /// most [`NARROW_WINDOW`] bits. Also returns the names of every add, subtract and sum wider than that: the ones
 /// narrowing would change.
 pub fn lower_narrowing(desc: &MachineDesc, proto: &Protocol, narrow: &std::collections::HashSet<String>) -> Result<(Netlist, Vec<String>), WeaveError> {
+    lower_planned(desc, proto, narrow, false)
+}
+
+/// [`lower_narrowing`], with `write_marks`: each memory's commit enable also requires its [`Source::Wrote`] bit
+/// (one more layer-0 head per memory the circuit writes; see `build`), so that a step that does not store leaves
+/// the enable, which every head of the memory reads, as it was.
+pub fn lower_planned(desc: &MachineDesc, proto: &Protocol, narrow: &std::collections::HashSet<String>, write_marks: bool) -> Result<(Netlist, Vec<String>), WeaveError> {
     let mut l = Lower::new(desc, proto);
     l.narrow = narrow.clone();
+    l.write_marks = write_marks;
     l.build()?;
     Ok((l.net, l.wide_sums))
 }
@@ -129,7 +152,7 @@ impl<'a> Lower<'a> {
                 .collect();
             staged.push(v);
         }
-        Self { net, desc, proto, staged, class, tok_bits, tok_end, narrow: Default::default(), wide_sums: Vec::new() }
+        Self { net, desc, proto, staged, class, tok_bits, tok_end, narrow: Default::default(), wide_sums: Vec::new(), write_marks: false }
     }
 
     fn fields(&self, pred: impl Fn(FieldRole) -> bool) -> Vec<u32> {
@@ -147,8 +170,12 @@ impl<'a> Lower<'a> {
         let step = self.class[Classes::STEP as usize];
         let commit = self.net.gate("commit", &[(vec![(step, 1), (self.tok_end, 1)], -1, 1)], 0)?;
         self.net.commit = Some(commit);
-        // Memory commits (computed in layer 0's MLP when a step write and loads must be muxed): at every
-        // commit a memory written before applies its latest write again (a no-op unless this step changed it).
+        // Memory commits (computed in layer 0's MLP when a step write and loads must be muxed): at a commit a
+        // memory written before applies its latest write again (a no-op unless this step changed it), unless the
+        // step wrote fields before the memory's write fields and none of them (`Wrote`): then its latest write
+        // is the one the previous commit applied, and nothing has written the memory since (loads come before
+        // the first step), so applying it would change nothing. Steps that do not store then leave the commit
+        // enables, which every head of the memory reads, as they were.
         for (mi, _) in d.memories.iter().enumerate() {
             let mi = mi as u32;
             let la = self.fields(|r| matches!(r, FieldRole::LoadAddr { mem, .. } if mem == mi));
@@ -162,7 +189,14 @@ impl<'a> Lower<'a> {
                 let sd = self.fields(|r| matches!(r, FieldRole::MemData { mem, .. } if mem == mi));
                 let written = *self.staged[sa[0] as usize].last().expect("a first address chunk stages its written-before bit");
                 let name = &d.memories[mi as usize].name;
-                let enable = self.net.gate(&format!("{name}.commit"), &[(vec![(step, 1), (self.tok_end, 1), (written, 1)], -2, 1), (vec![(load_cls, 1)], -1, 1)], 0)?;
+                let mut applies = vec![(step, 1), (self.tok_end, 1), (written, 1)];
+                if self.write_marks {
+                    self.net.add_node(Source::TokWrites(mi), format!("tok.writes:{name}"));
+                    self.net.add_node(Source::TokBeforeWrites(mi), format!("tok.before_writes:{name}"));
+                    applies.push((Sig::of(self.net.add_node(Source::Wrote(mi), format!("wrote:{name}"))), 1));
+                }
+                let need = 1 - applies.len() as i64;
+                let enable = self.net.gate(&format!("{name}.commit"), &[(applies, need, 1), (vec![(load_cls, 1)], -1, 1)], 0)?;
                 let (saddr, sdata) = (self.staged_concat(&sa), self.staged_concat(&sd));
                 let addr = self.mux_bits(&format!("{name}.waddr"), load_cls, &saddr, &laddr)?;
                 let data = self.mux_bits(&format!("{name}.wdata"), load_cls, &sdata, &ldata)?;

@@ -55,6 +55,15 @@ pub enum Source {
     /// +1 when the current token leaves step position `k` open ([`crate::lower::leaves_open`]): the after bits,
     /// a function of the token alone, so the embedding holds them and no layer computes them.
     TokAfter(u32),
+    /// +1 when the current token is a value of one of memory `mem`'s write fields (address or data chunks).
+    TokWrites(u32),
+    /// +1 when the current token is a value of a step field that comes before memory `mem`'s write fields in
+    /// step order (a register's, or a request port's): within a step it comes before any of them.
+    TokBeforeWrites(u32),
+    /// 1 when the latest of the tokens [`Source::TokWrites`] and [`Source::TokBeforeWrites`] of memory `mem`
+    /// was a write token (a layer-0 head): at a commit, the step has written the memory's write fields, or it
+    /// wrote no field before them (see `lower`'s memory commits).
+    Wrote(u32),
     /// Latest value of field `field` (bit `bit`; `bit == width` is the written-before flag of a memory write's
     /// first address chunk): layer-0 staging heads.
     Staged { field: u32, bit: u32 },

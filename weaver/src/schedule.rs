@@ -75,8 +75,8 @@ pub fn schedule(net: &Netlist, mem_rows: &[usize], const_heads: &[usize], mixers
     let rs = |ready: &Vec<u32>, s: &Sig| ready[s.node as usize];
     for (i, src) in net.nodes.iter().enumerate() {
         ready[i] = match *src {
-            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) => 0,
-            Source::Staged { .. } => 1,
+            Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) | Source::TokWrites(_) | Source::TokBeforeWrites(_) => 0,
+            Source::Staged { .. } | Source::Wrote(_) => 1,
             Source::RegBit { .. } => 3,
             Source::ReadBit { read, bit } => {
                 if bit == 0 {
