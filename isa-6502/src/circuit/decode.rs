@@ -165,6 +165,10 @@ pub(super) enum Flag {
     PtrRead,
     /// PLA, PLP, RTS or RTI: the pointer read pulls from the stack.
     Pull,
+    /// The addressing mode is `(zp,X)`, `(zp),Y`: the flags that gate the pointer read's zero-page bases (the
+    /// mode field's selects come a layer later).
+    ModeIzx,
+    ModeIzy,
     /// Branch condition: which flag (2 bits: N, V, C, Z) and its value when taken.
     CondSel0,
     CondSel1,
@@ -347,6 +351,12 @@ fn control_flags(m: Mnemonic, mode: AddressingMode) -> u64 {
     }
     if matches!(m, Pla | Plp | Rts | Rti) {
         flags |= 1 << Flag::Pull as u32;
+    }
+    if mode == AddressingMode::IndexedIndirect {
+        flags |= 1 << Flag::ModeIzx as u32;
+    }
+    if mode == AddressingMode::IndirectIndexed {
+        flags |= 1 << Flag::ModeIzy as u32;
     }
     let mut f = |x: Flag| flags |= 1u64 << (x as u32);
     match m {

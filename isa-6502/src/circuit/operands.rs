@@ -8,7 +8,7 @@ use super::decode::{Decoded, Flag, ctl, mode_code};
 use super::fetch::{Fetch, Modes};
 use super::nes_read::{NesRead, nes_byte_cases, nes_read_run_of};
 use super::state::State;
-use crate::face::{Mos6502Options, input};
+use crate::face::{Mos6502Options, PrgBanking, input};
 use crate::opcode::AddressingMode;
 use isa_api::circuit::{CmpKind, NodeId};
 
@@ -39,8 +39,36 @@ pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetc
     let direct = direct_addresses(cx, b1, b2, x, y, &m);
     let DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, ea_aby, .. } = direct;
     // Level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors).
-    let ptr = pointer_read(cx, opts, f.dec, f.mode, sp, [st.kind.take_int, st.kind.nmi_vector], [ea_zpx, ea_zp, op16]);
-    let (ea_izy, cross_izy) = indexed(cx, ptr.ptr16, y);
+    // NES map: the pointer read's bases gated by the flags of the modes that read them (`Ctx::gated`), so that
+    // each base's bank rows, next rows and row selects hold still in the other instructions. The flags come
+    // straight from the opcode's lookup, a layer before the mode selects, and the NES map's read has that layer
+    // to spare; the flat map's has not (one more layer), and neither has JMP's pointer under MMC1's and MMC3's
+    // window banks (its ROM rows go through the window's bank): those bases stay ungated.
+    let ptr_bases = if opts.nes {
+        let zero8 = cx.s.konst(8, 0);
+        let f_izx = f.dec.flag(cx, Flag::ModeIzx);
+        let f_izy = f.dec.flag(cx, Flag::ModeIzy);
+        let zpx = cx.s.slice(ea_zpx, 0, 8);
+        let zpx = cx.gated(zpx, f_izx);
+        let zp = cx.gated(b1, f_izy);
+        let jind = match opts.prg.banking {
+            PrgBanking::Fixed | PrgBanking::Uxrom => {
+                let f_jind = f.dec.flag(cx, Flag::JmpInd);
+                cx.gated(op16, f_jind)
+            }
+            PrgBanking::Mmc1 | PrgBanking::Mmc3 => op16,
+        };
+        [cx.s.concat(&[zpx, zero8]), cx.s.concat(&[zp, zero8]), jind]
+    } else {
+        [ea_zpx, ea_zp, op16]
+    };
+    let ptr = pointer_read(cx, opts, f.dec, f.mode, sp, [st.kind.take_int, st.kind.nmi_vector], ptr_bases);
+    // (zp),Y's Y gated by its mode's flag (the pointer read returns the vector most steps; Y moves more often).
+    let (ea_izy, cross_izy) = {
+        let f_izy = f.dec.flag(cx, Flag::ModeIzy);
+        let y = cx.gated(y, f_izy);
+        indexed(cx, ptr.ptr16, y)
+    };
     // Level C: the data read at the effective address.
     let mut ea_cases = vec![(m.zp, ea_zp), (m.zpx, ea_zpx), (m.zpy, ea_zpy), (m.abs, op16), (m.abx, ea_abx)];
     ea_cases.extend([(m.aby, ea_aby), (m.izx, ptr.ptr16), (m.izy, ea_izy)]);

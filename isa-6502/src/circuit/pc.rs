@@ -45,10 +45,12 @@ pub(super) fn pc_targets(cx: &mut Ctx, dec: Decoded, st: &CpuState6502, b1: Node
     let cond_value = dec.flag(cx, Flag::CondValue);
     let cond_met = cx.s.eq(cond_flag, cond_value);
     let taken = cx.s.and(f_branch, cond_met);
-    // The target of a branch: PC + 2 + the signed offset, as one sum (the offset's sign bit weighs -256), of the
-    // offset gated by the branch flag (`Ctx::gated`; `taken` and the page crossing's cycle read it only then).
+    // The target of a branch: PC + 2 + the signed offset, as one sum (the offset's sign bit weighs -256), of PC
+    // and the offset gated by the branch flag (`Ctx::gated`; `taken` and the page crossing's cycle read it only
+    // then): PC moves at every step, and the sum's units with it where it was not gated.
     let target = {
         let b1 = cx.gated(b1, f_branch);
+        let pc = cx.gated(pc, f_branch);
         let lo7 = cx.s.slice(b1, 0, 7);
         let sign = cx.s.bit(b1, 7);
         cx.s.sum(16, &[t(pc, 0), t(lo7, 0), SumTerm { node: sign, shift: 7, neg: true }], 2)
