@@ -62,7 +62,13 @@ pub(super) fn pc_targets(cx: &mut Ctx, dec: Decoded, st: &CpuState6502, b1: Node
     let f_jmp_abs = dec.flag(cx, Flag::JmpAbs);
     let f_jsr = dec.flag(cx, Flag::Jsr);
     let jump_abs = cx.s.or(f_jmp_abs, f_jsr);
-    let rts_target = cx.s.add_const(ptr16, 1);
+    // RTS's target, of the pointer gated by RTS's flag (`Ctx::gated`): the pointer read moves with every pull
+    // and pointer, and the sum with it where it was not gated (an IRQ loop's RTI at every third step).
+    let rts_target = {
+        let f_rts = dec.flag(cx, Flag::Rts);
+        let p = cx.gated(ptr16, f_rts);
+        cx.s.add_const(p, 1)
+    };
     let rti_target = cx.s.concat(&[p1, p2]);
     PcTargets { pc_seq, taken, target, br_cross, f_jsr, jump_abs, rts_target, rti_target }
 }

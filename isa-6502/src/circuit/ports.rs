@@ -95,6 +95,12 @@ fn nes_ports(s: &mut CircuitBuilder, ports: &mut Vec<PortDesc>, banking: PrgBank
     } else {
         s.select(f_store, store_val, rmw_val)
     };
+    // The byte gated by the port's enable (as `Ctx::gated`): a store's or a read-modify-write's value moves at
+    // most steps, and the port's staging with it where it was not gated.
+    let data = {
+        let en = s.sext(io_write, 8);
+        s.and(data, en)
+    };
     let word = s.concat(&[ea, data]);
     let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
     s.output(write_port, word, io_write);
