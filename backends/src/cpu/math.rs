@@ -134,6 +134,13 @@ pub fn write_head_settled(st: &mut [f32], kv: &[(u32, f32)], vv: &[f32], beta: f
 /// ascending rows), then the gated RMSNorm `w * (o * rsqrt(mean(o^2) + eps)) * silu(z)`, into `o` `[d_v]`,
 /// which must hold zeros on entry.
 pub fn read_head(st: &[f32], qv: &[(u32, f32)], zh: &[f32], norm_w: &[f32], eps: f32, o: &mut [f32]) {
+    read_head_gated(st, qv, |j| silu(zh[j]), norm_w, eps, o)
+}
+
+/// [`read_head`] with the output gate given as `gate(j)` = `silu(z[j])` (a head whose `z` is one value in every
+/// entry computes its `silu` once: the same bits in every entry).
+#[inline(always)]
+pub fn read_head_gated(st: &[f32], qv: &[(u32, f32)], gate: impl Fn(usize) -> f32, norm_w: &[f32], eps: f32, o: &mut [f32]) {
     let dv = o.len();
     for &(r, qr) in qv {
         let r = r as usize;
@@ -145,7 +152,7 @@ pub fn read_head(st: &[f32], qv: &[(u32, f32)], zh: &[f32], norm_w: &[f32], eps:
     let r = 1.0 / (ms + eps).sqrt();
     for j in 0..dv {
         if o[j] != 0.0 {
-            o[j] = (norm_w[j] * (o[j] * r)) * silu(zh[j]);
+            o[j] = (norm_w[j] * (o[j] * r)) * gate(j);
         }
     }
 }

@@ -6,7 +6,7 @@ use super::model::Counters;
 use super::projection::{mark_columns, ProjState, Projection};
 use super::tracked::Tracked;
 use crate::config::Qwen35Config;
-use crate::cpu::math::{conv_history, l2_normalise, read_head, sigmoid, silu, softplus, write_head_settled};
+use crate::cpu::math::{conv_history, l2_normalise, read_head, read_head_gated, sigmoid, silu, softplus, write_head_settled};
 use crate::cpu::{CheckedWeights, SparseMatrix};
 use crate::error::CpuError;
 use crate::names::LayerTensor;
@@ -170,8 +170,6 @@ pub(super) struct DeltaState {
     pub(super) bounded: Vec<bool>,
     /// Per value head: its output `o` is `+0` in every entry.
     pub(super) o_zero: Vec<bool>,
-    /// Scratch `[d_v]`: a head's gate `z` when `in_proj_z` is held per head.
-    pub(super) z_head: Vec<f32>,
     /// Scratch `[d_v]`: a writing head's v when v is computed per head (`DeltaNet::v_rows`).
     pub(super) v_head: Vec<f32>,
     /// Per value head (with `DeltaNet::v_rows`): its last write found `v - S^T k` exactly zero (a write that
@@ -333,7 +331,6 @@ impl DeltaState {
             visit: Vec::new(),
             visit_mark: vec![false; nv],
             head_out: vec![0.0; dv],
-            z_head: vec![0.0; dv],
             v_head: vec![0.0; dv],
             write_scratch: vec![0.0; 2 * dv],
             settled: vec![false; nv],
@@ -594,15 +591,15 @@ impl DeltaNet {
                 ds.lit.put(hv, !gated_off);
                 continue; // its output is +0 everywhere already
             }
-            let zh = if d.z_per_head {
-                ds.z_head.fill(ds.z.y.v[hv]);
-                &ds.z_head[..]
-            } else {
-                &ds.z.y.v[hv * dv..(hv + 1) * dv]
-            };
             o.fill(0.0);
             if let (false, Some(qv)) = (silent, &ds.qh[ki]) {
-                read_head(stt, qv, zh, &d.norm_w, eps, o);
+                if d.z_per_head {
+                    // One gate value for the head's `d_v` entries: its silu once.
+                    let g = silu(ds.z.y.v[hv]);
+                    read_head_gated(stt, qv, |_| g, &d.norm_w, eps, o);
+                } else {
+                    read_head(stt, qv, &ds.z.y.v[hv * dv..(hv + 1) * dv], &d.norm_w, eps, o);
+                }
             }
             for (j, oj) in o.iter().enumerate() {
                 ds.o.set(hv * dv + j, *oj);

@@ -159,7 +159,7 @@ fn next_touchers(touched: &[Vec<bool>], hidden: usize) -> Vec<Vec<u16>> {
 ///
 /// A layer passes an entry on as `x + 0 + 0` (its mixer's and MLP's unwritten rows are `+0`): `x` itself, but
 /// for `-0`, which becomes `+0`; so past at least one such layer a `-0` arrives as `+0`.
-#[inline]
+#[inline(always)]
 fn route(next: &[u16], ins: &mut [Tracked], s: usize, i: usize, v: f32, all: bool) {
     let t = next[i] as usize;
     const MAGNITUDE: u32 = 0x7FFF_FFFF;
@@ -682,13 +682,15 @@ impl IncrementalModel {
                 // afresh).
                 continue;
             }
-            ls.norm1.update(h_in, &layer.input_norm, eps, first, Some(&layer.mixer_reads));
+            // The input norm only where the mixer reads it: an inert mixer adds exactly 0 whatever its input,
+            // so its norm is never read (and never kept, from the first token on).
             let mixed: &Tracked = match (&layer.mixer, &mut ls.mixer) {
                 (Mixer::Linear(d), MixerState::Linear(ds)) => {
                     if d.qkv.m.nnz() == 0 && d.onehot.is_none() {
                         // q, k and v are exactly 0 at every position: the mixer adds exactly 0.
                         &st.zero
                     } else {
+                        ls.norm1.update(h_in, &layer.input_norm, eps, first, Some(&layer.mixer_reads));
                         d.update(&self.cfg, ds, &ls.norm1.x, first, n);
                         &ds.out.y
                     }
@@ -698,6 +700,7 @@ impl IncrementalModel {
                         // An all-zero o_proj adds exactly 0 whatever the attention computes.
                         &st.zero
                     } else {
+                        ls.norm1.update(h_in, &layer.input_norm, eps, first, Some(&layer.mixer_reads));
                         self.attention(a, s, &ls.norm1.x, pos, first, n);
                         &s.o.y
                     }

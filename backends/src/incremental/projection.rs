@@ -287,14 +287,24 @@ impl Projection {
         }
         let mut full = first || !st.exact;
         if !full {
+            // The changed inputs this projection reads, selected without a branch (which column a change
+            // meets is data: a branch here mispredicts), then the grid and `xmax` from those that are not sign
+            // flips: a flip keeps a magnitude, so it neither leaves nor joins the grid (`InputGrid::update`),
+            // nor exceeds `xmax`, which already holds the old value's (an input since the last full product).
+            let (ch, old) = (x.ch(), x.old());
             st.sel.clear();
-            for (k, &j) in x.ch().iter().enumerate() {
-                if self.used[j as usize] {
-                    let o = x.old()[k];
-                    let v = x.v[j as usize];
+            st.sel.resize(ch.len(), (0, 0.0));
+            let mut n_sel = 0;
+            for (&j, &o) in ch.iter().zip(old) {
+                st.sel[n_sel] = (j, o);
+                n_sel += self.used[j as usize] as usize;
+            }
+            st.sel.truncate(n_sel);
+            for &(j, o) in &st.sel {
+                let v = x.v[j as usize];
+                if (o.to_bits() ^ v.to_bits()) != 1 << 31 {
                     st.grid.update(o, v);
                     st.xmax = st.xmax.max(v.abs() as f64);
-                    st.sel.push((j, o));
                 }
             }
             if st.sel.is_empty() && self.lookups.is_empty() {
@@ -323,22 +333,24 @@ impl Projection {
                         e.y.finish();
                         let nc = rc.classes;
                         let quiet = self.quiet;
-                        let put = |y: &mut Tracked, r: usize, v: f32| {
+                        // Inlined into both loops (as a closure it was a call per row).
+                        #[inline(always)]
+                        fn put(y: &mut Tracked, quiet: Quiet, r: usize, v: f32) {
                             if quiet.holds(v) && quiet.holds(y.v[r]) {
                                 y.set_quietly(r, v);
                             } else {
                                 y.set(r, v);
                             }
-                        };
+                        }
                         for &k in e.y.ch() {
                             let k = k as usize;
                             if k < nc {
                                 for &r in rc.rows_of(k) {
-                                    put(&mut st.y, r as usize, e.y.v[k] + e.y.v[nc + r as usize]);
+                                    put(&mut st.y, quiet, r as usize, e.y.v[k] + e.y.v[nc + r as usize]);
                                 }
                             } else {
                                 let r = k - nc;
-                                put(&mut st.y, r, e.y.v[rc.class_of[r] as usize] + e.y.v[k]);
+                                put(&mut st.y, quiet, r, e.y.v[rc.class_of[r] as usize] + e.y.v[k]);
                             }
                         }
                         self.update_lookups(st, x, n);
