@@ -6,7 +6,7 @@ use super::classes::RowClasses;
 use super::exact::{weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::lookup::{LookupRows, LookupState};
 use super::model::Counters;
-use super::tracked::Tracked;
+use super::tracked::{Columns, Tracked};
 use crate::cpu::{CheckedWeights, SparseMatrix};
 use crate::error::CpuError;
 use crate::tensor::HostTensor;
@@ -15,6 +15,8 @@ use crate::tensor::HostTensor;
 /// grouping rows pays ([`RowClasses`]).
 pub(super) struct Projection {
     pub(super) m: SparseMatrix,
+    /// `m`'s columns as the incremental updates scatter them.
+    pub(super) cols: Columns,
     /// Every weight is an integer multiple of `2^-exp` (`None`: a weight is not finite; no incremental sums).
     pub(super) exp: Option<i32>,
     /// Per column: the largest `|w|`, bounding every product `w (x_new - x_old)` of the column.
@@ -26,9 +28,9 @@ pub(super) struct Projection {
     /// The largest `|w|` of `m` and of the extended matrix (0 without classes): with every input within `a`,
     /// every product `w (x_new - x_old)` is within `2 · max_abs · a`.
     pub(super) max_abs: [f64; 2],
-    /// The rows grouped into classes, with the extended matrix's per-column largest `|w|`: incremental
-    /// updates run on the extended matrix (see [`RowClasses`]).
-    pub(super) classes: Option<(RowClasses, Vec<f64>)>,
+    /// The rows grouped into classes, with the extended matrix's per-column largest `|w|` and its columns:
+    /// incremental updates run on the extended matrix (see [`RowClasses`]).
+    pub(super) classes: Option<(RowClasses, Vec<f64>, Columns)>,
     /// Per column: it holds a nonzero. Changes of the other inputs are ignored, and their values left out
     /// of the input's grid (they meet no weight).
     pub(super) used: Vec<bool>,
@@ -126,7 +128,7 @@ pub(super) fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<
     y
 }
 
-/// Add `x`'s changes to `y = W x` (CSC arrays `ptr`/`idx`/`vals`, per-column largest `|w|` `col_max`),
+/// Add `x`'s changes to `y = W x` (its columns `m`, per-column largest `|w|` `col_max`),
 /// keeping the rows' `Σ |w x|` in `abs`. Returns whether every product and partial sum stayed exact: each
 /// product within `lim` and every row's bound within `row_lim` (real terms). The caller undoes `y` when not.
 ///
@@ -146,8 +148,7 @@ pub(super) fn full_product(m: &SparseMatrix, x: &[f32], abs: &mut [f64]) -> Vec<
 ///
 /// `quiet`: what `y` feeds ([`Quiet`]); the caller ends with `finish_except` of it. An unbounded update (never
 /// undone) then leaves unrecorded the rows that stay quiet ([`Tracked::scatter_quiet`]).
-pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, quiet: Quiet, n: &mut Counters) -> bool {
-    let (ptr, idx, vals) = m.csc().expect("CSC");
+pub(super) fn scatter_changes(m: &Columns, col_max: &[f64], y: &mut Tracked, abs: &mut [f64], over: &mut usize, sel: &[(u32, f32)], xv: &[f32], [lim, row_lim]: [f64; 2], unbounded: bool, quiet: Quiet, n: &mut Counters) -> bool {
     if unbounded || sel.iter().all(|&(j, o)| xv[j as usize].abs() == o.abs()) {
         // Unbounded (see above), or only signs changed: every intermediate input x' has the old magnitudes,
         // so every partial sum stays within its row's unchanged Σ |w x| (within the bound), and each product
@@ -157,14 +158,14 @@ pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked
             if d == 0.0 {
                 continue; // +0 <-> -0: every product is a signed zero, which leaves every sum as it was
             }
-            let (a, b) = (ptr[j as usize] as usize, ptr[j as usize + 1] as usize);
+            let j = j as usize;
             // Never undone (an unbounded update always succeeds): rows that stay quiet go unrecorded.
             match quiet {
-                Quiet::Silu if unbounded => y.scatter_quiet(&idx[a..b], &vals[a..b], d, silu_quiet),
-                Quiet::Sigmoid if unbounded => y.scatter_quiet(&idx[a..b], &vals[a..b], d, sigmoid_quiet),
-                _ => y.scatter(&idx[a..b], &vals[a..b], d),
+                Quiet::Silu if unbounded => y.scatter_quiet(m, j, d, silu_quiet),
+                Quiet::Sigmoid if unbounded => y.scatter_quiet(m, j, d, sigmoid_quiet),
+                _ => y.scatter(m, j, d),
             }
-            n.weights_read += (b - a) as u64;
+            n.weights_read += m.col(j).len() as u64;
         }
         return unbounded || *over == 0;
     }
@@ -180,9 +181,8 @@ pub(super) fn scatter_changes(m: &SparseMatrix, col_max: &[f64], y: &mut Tracked
         }
         ops_exact &= col_max[j] * (d as f64).abs() <= lim;
         let da = v.abs() as f64 - o.abs() as f64;
-        let (a, b) = (ptr[j] as usize, ptr[j + 1] as usize);
-        y.scatter_with_bound(&idx[a..b], &vals[a..b], d, abs, da);
-        n.weights_read += (b - a) as u64;
+        y.scatter_with_bound(m, j, d, abs, da);
+        n.weights_read += m.col(j).len() as u64;
     }
     // `over` was 0: only the rows touched now can be beyond the bound.
     *over = y.ch().iter().filter(|&&i| abs[i as usize] > row_lim).count();
@@ -206,14 +206,16 @@ impl Projection {
         let col_max = column_max(&m);
         let classes = RowClasses::find(&m).map(|rc| {
             let cm = column_max(&rc.ext);
-            (rc, cm)
+            let cols = Columns::of(&rc.ext).expect("CSC");
+            (rc, cm, cols)
         });
         let (ptr, _, _) = m.csc().expect("CSC");
         let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
-        let row_abs = [row_abs_max(&m), classes.as_ref().map_or(0.0, |(rc, _)| row_abs_max(&rc.ext))];
+        let row_abs = [row_abs_max(&m), classes.as_ref().map_or(0.0, |(rc, _, _)| row_abs_max(&rc.ext))];
         let largest = |c: &[f64]| c.iter().fold(0f64, |a, b| a.max(*b));
-        let max_abs = [largest(&col_max), classes.as_ref().map_or(0.0, |(_, cm)| largest(cm))];
-        Self { m, exp, col_max, row_abs, max_abs, classes, used, quiet: Quiet::None, lookups: Vec::new() }
+        let max_abs = [largest(&col_max), classes.as_ref().map_or(0.0, |(_, cm, _)| largest(cm))];
+        let cols = Columns::of(&m).expect("CSC");
+        Self { m, cols, exp, col_max, row_abs, max_abs, classes, used, quiet: Quiet::None, lookups: Vec::new() }
     }
 
     /// This projection as an MLP's `gate_proj`: its output feeds only `silu` (see `Projection::quiet`);
@@ -327,9 +329,9 @@ impl Projection {
         n.unbounded_products += unbounded as u64;
         if !full {
             match (&self.classes, &mut st.ext) {
-                (Some((rc, cm)), Some(e)) if e.active => {
+                (Some((rc, cm, cols)), Some(e)) if e.active => {
                     e.y.begin();
-                    if scatter_changes(&rc.ext, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, Quiet::None, n) {
+                    if scatter_changes(cols, cm, &mut e.y, &mut e.abs, &mut e.over, &st.sel, &x.v, [lim, row_lim], unbounded, Quiet::None, n) {
                         e.y.finish();
                         let nc = rc.classes;
                         let quiet = self.quiet;
@@ -363,7 +365,7 @@ impl Projection {
                     e.y.undo();
                 }
                 _ => {
-                    if scatter_changes(&self.m, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, self.quiet, n) {
+                    if scatter_changes(&self.cols, &self.col_max, &mut st.y, &mut st.abs, &mut st.over, &st.sel, &x.v, [lim, row_lim], unbounded, self.quiet, n) {
                         self.update_lookups(st, x, n);
                         match self.quiet {
                             Quiet::None => st.y.finish(),
@@ -392,7 +394,7 @@ impl Projection {
             st.grid.calibrate_with(&used, ENTRY_LIMIT, Some(&|e| amax * 2f64.powi(wexp + e)));
             st.limit = EXACT_LIMIT / st.grid.scale() / 2f64.powi(wexp);
             st.over = st.abs.iter().filter(|a| **a > st.limit).count();
-            if let (Some((rc, _)), Some(e)) = (&self.classes, &mut st.ext) {
+            if let (Some((rc, _, _)), Some(e)) = (&self.classes, &mut st.ext) {
                 let ey = full_product(&rc.ext, &x.v, &mut e.abs);
                 e.y.begin();
                 e.y.replace(&ey);
@@ -446,7 +448,7 @@ pub(super) struct ExtState {
 
 impl ProjState {
     pub(super) fn new(p: &Projection) -> Self {
-        let ext = p.classes.as_ref().map(|(rc, _)| {
+        let ext = p.classes.as_ref().map(|(rc, _, _)| {
             let r = rc.ext.shape().0;
             ExtState { y: Tracked::zeros(r), abs: vec![0.0; r], over: 0, active: false }
         });
@@ -652,7 +654,7 @@ mod tests {
             2.0, 0.0, 0.0, 0.0, 0.0,
         ];
         let p = Projection::new(&HostTensor::new(vec![7, 5], w));
-        assert!(p.classes.as_ref().is_some_and(|(rc, _)| rc.classes == 2), "twin rows grouped");
+        assert!(p.classes.as_ref().is_some_and(|(rc, _, _)| rc.classes == 2), "twin rows grouped");
         let mut st = ProjState::new(&p);
         let mut x = Tracked::zeros(5);
         let mut n = Counters::default();

@@ -10,8 +10,11 @@ pub struct Tracked {
     ch: Vec<u32>,
     old: Vec<f32>,
     len: usize,
-    stamp: Vec<u32>,
-    generation: u32,
+    /// Per entry, the generation of the token that last recorded it: one byte (wrapping every 255 tokens,
+    /// when every stamp is cleared), so the stamps of a layer's vectors take a quarter of the cache lines
+    /// that `u32` stamps did (the entries a token touches are scattered: each touch is a cache line).
+    stamp: Vec<u8>,
+    generation: u8,
 }
 
 impl Tracked {
@@ -61,27 +64,28 @@ impl Tracked {
         }
     }
 
-    /// `v[idx[p]] += vals[p] * d` for every `p` (one CSC column times an input's change), recording the
-    /// entries touched.
+    /// `v[row] += w * d` for every entry `(row, w)` of column `j` of `cols` (a column times an input's change),
+    /// recording the entries touched.
     #[inline]
-    pub fn scatter(&mut self, idx: &[u32], vals: &[f32], d: f32) {
-        self.scatter_each(idx, vals, d, |_, _| {});
+    pub fn scatter(&mut self, cols: &Columns, j: usize, d: f32) {
+        self.scatter_each(cols, j, d, |_, _| {});
     }
 
-    /// [`Self::scatter`], also adding `|vals[p]| * da` to `abs[idx[p]]` (a row bound kept beside the sums).
+    /// [`Self::scatter`], also adding `|w| * da` to `abs[row]` (a row bound kept beside the sums).
     #[inline]
-    pub fn scatter_with_bound(&mut self, idx: &[u32], vals: &[f32], d: f32, abs: &mut [f64], da: f64) {
-        self.scatter_each(idx, vals, d, |i, w| abs[i] += w.abs() as f64 * da);
+    pub fn scatter_with_bound(&mut self, cols: &Columns, j: usize, d: f32, abs: &mut [f64], da: f64) {
+        self.scatter_each(cols, j, d, |i, w| abs[i] += w.abs() as f64 * da);
     }
 
-    /// One check for a whole column before the unchecked scatter loops: every index is inside the vector (then
-    /// also inside `stamp`), and `len` stays below `ch.len() = old.len() = v.len() + 1` because each index is
-    /// recorded at most once per token.
+    /// Column `j` of `cols`, after one check for the whole column before the unchecked scatter loops: the
+    /// matrix has this vector's length in rows, so every row index is inside the vector and `stamp` (checked
+    /// when `cols` was built), and `len` stays below `ch.len() = old.len() = v.len() + 1` because each index
+    /// is recorded at most once per token.
     #[inline(always)]
-    fn check_scatter(&self, idx: &[u32]) {
+    fn checked_column<'c>(&self, cols: &'c Columns, j: usize) -> &'c [(u32, f32)] {
         let size = self.v.len();
-        assert!(self.stamp.len() == size && self.ch.len() == size + 1 && self.old.len() == size + 1 && self.len <= size);
-        assert!(idx.iter().fold(0u32, |m, &i| m.max(i)) < size as u32 || idx.is_empty(), "row index out of range");
+        assert!(cols.rows == size && self.stamp.len() == size && self.ch.len() == size + 1 && self.old.len() == size + 1 && self.len <= size);
+        cols.col(j)
     }
 
     /// [`Self::scatter`] for an output whose one consumer maps every `quiet` value alike (an MLP's `gate_proj`
@@ -93,14 +97,14 @@ impl Tracked {
     /// quiet old value), and the values are the same bits. Not for an update that may be undone:
     /// [`Self::undo`] puts back only recorded entries.
     #[inline]
-    pub fn scatter_quiet(&mut self, idx: &[u32], vals: &[f32], d: f32, quiet: impl Fn(f32) -> bool) {
-        self.check_scatter(idx);
+    pub fn scatter_quiet(&mut self, cols: &Columns, j: usize, d: f32, quiet: impl Fn(f32) -> bool) {
+        let col = self.checked_column(cols, j);
         let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
         let mut n = *len;
-        for (i, w) in idx.iter().zip(vals) {
-            let i = *i as usize;
-            // SAFETY: `i < v.len()` (`check_scatter`); `n` grows only when `stamp[i]` is set to `g` for the first
+        for &(i, w) in col {
+            let i = i as usize;
+            // SAFETY: `i < v.len()` (`checked_column`); `n` grows only when `stamp[i]` is set to `g` for the first
             // time this token, so at most `v.len()` times and `n <= v.len() < ch.len()`. Branch-free (a branch here
             // was slower): the slot past the last record is written every time and kept when recorded.
             unsafe {
@@ -121,15 +125,15 @@ impl Tracked {
 
     /// The scatter loop, calling `each(row, weight)` for every entry (inlined: no cost when it does nothing).
     #[inline(always)]
-    fn scatter_each(&mut self, idx: &[u32], vals: &[f32], d: f32, mut each: impl FnMut(usize, f32)) {
-        self.check_scatter(idx);
+    fn scatter_each(&mut self, cols: &Columns, j: usize, d: f32, mut each: impl FnMut(usize, f32)) {
+        let col = self.checked_column(cols, j);
         let Self { v, ch, old, len, stamp, generation } = self;
         let g = *generation;
         let mut n = *len;
-        for (i, w) in idx.iter().zip(vals) {
-            let i = *i as usize;
-            // SAFETY: `i < v.len()` (`check_scatter`, for every index); `n <= v.len()` since an index is counted
-            // only the first time this token touches it (`stamp`), so `n` < `v.len() + 1` = `ch.len()`.
+        for &(i, w) in col {
+            let i = i as usize;
+            // SAFETY: `i < v.len()` (`checked_column`); `n <= v.len()` since an index is counted only the first
+            // time this token touches it (`stamp`), so `n` < `v.len() + 1` = `ch.len()`.
             unsafe {
                 let fresh = *stamp.get_unchecked(i) != g;
                 *stamp.get_unchecked_mut(i) = g;
@@ -139,7 +143,7 @@ impl Tracked {
                 n += fresh as usize;
                 *vi += w * d;
             }
-            each(i, *w);
+            each(i, w);
         }
         *len = n;
     }
@@ -211,6 +215,32 @@ impl Tracked {
     }
 }
 
+/// A matrix `[rows, cols]` by columns as [`Tracked`] scatters it: column `j`'s nonzeros `(row, weight)`,
+/// each row index beside its weight (one stream of cache lines per column, where
+/// separate index and weight arrays were two: a token touches scattered columns, so each is a cache miss).
+/// Every row index is checked below `rows` when built.
+pub struct Columns {
+    rows: usize,
+    ptr: Vec<u32>,
+    entries: Vec<(u32, f32)>,
+}
+
+impl Columns {
+    /// The columns of a CSC matrix; `None` for a row-major one.
+    pub fn of(m: &crate::cpu::SparseMatrix) -> Option<Self> {
+        let (ptr, idx, vals) = m.csc()?;
+        let rows = m.shape().0;
+        assert!(idx.iter().all(|&i| (i as usize) < rows), "row index out of range");
+        Some(Self { rows, ptr: ptr.to_vec(), entries: idx.iter().copied().zip(vals.iter().copied()).collect() })
+    }
+
+    /// Column `j`'s nonzeros.
+    #[inline(always)]
+    pub fn col(&self, j: usize) -> &[(u32, f32)] {
+        &self.entries[self.ptr[j] as usize..self.ptr[j + 1] as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,7 +250,7 @@ mod tests {
         let mut t = Tracked::zeros(5);
         t.begin();
         t.set(3, 1.0);
-        t.scatter(&[1, 1], &[2.0, -2.0], 1.0); // back to 0: not a change
+        t.scatter(&Columns { rows: 5, ptr: vec![0, 2], entries: vec![(1, 2.0), (1, -2.0)] }, 0, 1.0); // back to 0: not a change
         t.set(4, -0.0); // a different bit pattern: a change
         t.set(3, 5.0);
         t.finish();
@@ -256,9 +286,10 @@ mod tests {
                 let idx: Vec<u32> = (0..len).map(|_| rnd(n as u64) as u32).collect();
                 let vals: Vec<f32> = (0..len).map(|_| [1.0, -1.0, 0.5, 2.0][rnd(4) as usize]).collect();
                 let d = [64.0, -64.0, 128.0, -128.0, 1.0, -0.5][rnd(6) as usize];
-                a.scatter(&idx, &vals, d);
+                let col = Columns { rows: n, ptr: vec![0, len as u32], entries: idx.iter().copied().zip(vals.iter().copied()).collect() };
+                a.scatter(&col, 0, d);
                 let before = b.len;
-                b.scatter_quiet(&idx, &vals, d, quiet);
+                b.scatter_quiet(&col, 0, d, quiet);
                 recorded += b.len - before;
                 skipped += len - (b.len - before);
             }
