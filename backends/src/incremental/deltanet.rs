@@ -366,13 +366,13 @@ impl DeltaNet {
             let grouped = |ch: usize| d.onehot.as_ref().is_some_and(|g| g.grouped[ch]);
             for ch in 0..mixed.v.len() {
                 if !d.has_history[ch] && !grouped(ch) {
-                    ds.act.set(ch, last_tap(ch));
+                    ds.act.set_final(ch, last_tap(ch));
                 }
             }
         } else {
             for &ch in mixed.ch() {
                 if !d.has_history[ch as usize] {
-                    ds.act.set(ch as usize, last_tap(ch as usize));
+                    ds.act.set_final(ch as usize, last_tap(ch as usize));
                 }
             }
         }
@@ -385,7 +385,7 @@ impl DeltaNet {
                 acc += w[j] * win[j];
             }
             acc += w[kk - 1] * mixed.v[ch];
-            ds.act.set(ch, if acc == 0.0 { 0.0 } else { silu(acc) });
+            ds.act.set_final(ch, if acc == 0.0 { 0.0 } else { silu(acc) });
             win.rotate_left(1);
             win[kk - 2] = mixed.v[ch];
         }
@@ -602,7 +602,7 @@ impl DeltaNet {
                 }
             }
             for (j, oj) in o.iter().enumerate() {
-                ds.o.set(hv * dv + j, *oj);
+                ds.o.set_final(hv * dv + j, *oj);
             }
             ds.o_zero[hv] = o.iter().all(|e| e.to_bits() == 0);
             ds.lit.put(hv, !(gated_off && ds.o_zero[hv]));

@@ -409,7 +409,7 @@ impl SiluGroups {
                 let mut out = Vec::new();
                 self.eval(g, x, &mut out, weights);
                 for &(r, _) in &self.groups[g].rows {
-                    act.set(r as usize, out.iter().find(|(o, _)| *o == r).map_or(QUIET, |(_, a)| *a));
+                    act.set_final(r as usize, out.iter().find(|(o, _)| *o == r).map_or(QUIET, |(_, a)| *a));
                 }
                 st.live[g] = out;
             }
@@ -423,11 +423,11 @@ impl SiluGroups {
             self.eval(g, x, &mut out, weights);
             for &(r, _) in &st.live[g] {
                 if !out.iter().any(|(o, _)| *o == r) {
-                    act.set(r as usize, QUIET);
+                    act.set_final(r as usize, QUIET);
                 }
             }
             for &(r, a) in &out {
-                act.set(r as usize, a);
+                act.set_final(r as usize, a);
             }
             st.scratch = std::mem::replace(&mut st.live[g], out);
         }

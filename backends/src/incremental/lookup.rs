@@ -135,7 +135,7 @@ impl LookupRows {
         // The old live rows first (each to its new value), then the new ones.
         std::mem::swap(&mut st.old, &mut st.live);
         for &i in &st.old {
-            y.set(self.rows[i as usize] as usize, self.row(i as usize, x));
+            y.set_final(self.rows[i as usize] as usize, self.row(i as usize, x));
         }
         read += k * st.old.len() as u64;
         st.live.clear();
@@ -152,7 +152,7 @@ impl LookupRows {
         }
         for &i in &st.live {
             if st.old.binary_search(&i).is_err() {
-                y.set(self.rows[i as usize] as usize, self.row(i as usize, x));
+                y.set_final(self.rows[i as usize] as usize, self.row(i as usize, x));
                 read += k;
             }
         }

@@ -6,7 +6,7 @@ use super::deltanet::{DeltaNet, DeltaState};
 use super::projection::{full_product, mark_columns, ProjState, Projection};
 use super::factored::{FactoredHead, FactoredState};
 use super::exact::{squares_cap, InputGrid};
-use super::tracked::Tracked;
+use super::tracked::{Bits, Tracked};
 use crate::config::{LayerType, Qwen35Config};
 use crate::names::{LayerTensor, EMBED_TOKENS, FINAL_NORM, LM_HEAD};
 use crate::error::CpuError;
@@ -15,9 +15,9 @@ use crate::cpu::CheckedWeights;
 use crate::cpu::SparseMatrix;
 use crate::tensor::WeightMap;
 
-/// A set of residual entries, as a mask `[hidden]` and a list.
+/// A set of residual entries, as bits `[hidden]` and a list.
 struct Reads {
-    mask: Vec<bool>,
+    mask: Bits,
     list: Vec<u32>,
 }
 
@@ -27,7 +27,7 @@ impl Reads {
         ms.iter().for_each(|m| mark_columns(m, &mut mask));
         extra.iter().for_each(|&c| mask[c as usize] = true);
         let list = (0..mask.len() as u32).filter(|&i| mask[i as usize]).collect();
-        Self { mask, list }
+        Self { mask: Bits::of(&mask), list }
     }
 }
 
@@ -75,14 +75,14 @@ impl NormState {
         if first || r.to_bits() != self.r.to_bits() {
             self.r = r;
             match reads {
-                Some(rd) => rd.list.iter().for_each(|&i| self.x.set(i as usize, (h.v[i as usize] * r) * one_plus_w[i as usize])),
-                None => (0..n).for_each(|i| self.x.set(i, (h.v[i] * r) * one_plus_w[i])),
+                Some(rd) => rd.list.iter().for_each(|&i| self.x.set_final(i as usize, (h.v[i as usize] * r) * one_plus_w[i as usize])),
+                None => (0..n).for_each(|i| self.x.set_final(i, (h.v[i] * r) * one_plus_w[i])),
             }
         } else {
             for &i in h.ch() {
                 let i = i as usize;
-                if reads.is_none_or(|rd| rd.mask[i]) {
-                    self.x.set(i, (h.v[i] * r) * one_plus_w[i]);
+                if reads.is_none_or(|rd| rd.mask.has(i)) {
+                    self.x.set_final(i, (h.v[i] * r) * one_plus_w[i]);
                 }
             }
         }
@@ -106,14 +106,14 @@ fn swiglu(g: &Tracked, u: &Tracked, act: &mut Tracked, first: bool) {
     };
     if first {
         for i in 0..act.v.len() {
-            act.set(i, f(i));
+            act.set_final(i, f(i));
         }
     } else {
         for &i in g.ch().iter().chain(u.ch()) {
             let i = i as usize;
             let v = f(i);
             if !(v == 0.0 && act.v[i] == 0.0) {
-                act.set(i, v);
+                act.set_final(i, v);
             }
         }
     }
@@ -178,12 +178,12 @@ fn residual_add(a: &Tracked, b: &Tracked, out: &mut Tracked, first: bool) {
     out.begin();
     if first {
         for i in 0..out.v.len() {
-            out.set(i, a.v[i] + b.v[i]);
+            out.set_final(i, a.v[i] + b.v[i]);
         }
     } else {
         for &i in a.ch().iter().chain(b.ch()) {
             let i = i as usize;
-            out.set(i, a.v[i] + b.v[i]);
+            out.set_final(i, a.v[i] + b.v[i]);
         }
     }
     out.finish_single_writes();
@@ -627,10 +627,10 @@ impl IncrementalModel {
                         Ok(k) => b[k].1,
                         Err(_) => self.embed_row0[i as usize],
                     };
-                    h0.set(i as usize, v);
+                    h0.set_final(i as usize, v);
                 }
                 for &(i, v) in b {
-                    h0.set(i as usize, v);
+                    h0.set_final(i as usize, v);
                 }
                 h0.finish_single_writes();
             }

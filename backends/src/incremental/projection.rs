@@ -6,7 +6,7 @@ use super::classes::RowClasses;
 use super::exact::{weight_exp, InputGrid, ENTRY_LIMIT, EXACT_LIMIT};
 use super::lookup::{LookupRows, LookupState};
 use super::model::Counters;
-use super::tracked::{Columns, Tracked};
+use super::tracked::{Bits, Columns, Tracked};
 use crate::cpu::{CheckedWeights, SparseMatrix};
 use crate::error::CpuError;
 use crate::tensor::HostTensor;
@@ -33,7 +33,7 @@ pub(super) struct Projection {
     pub(super) classes: Option<(RowClasses, Vec<f64>, Columns)>,
     /// Per column: it holds a nonzero. Changes of the other inputs are ignored, and their values left out
     /// of the input's grid (they meet no weight).
-    pub(super) used: Vec<bool>,
+    pub(super) used: Bits,
     /// What the output feeds, where that maps a range of values to one exact zero ([`Quiet`]): a row whose old
     /// and new values both lie there is updated but not reported as changed.
     pub(super) quiet: Quiet,
@@ -210,7 +210,7 @@ impl Projection {
             (rc, cm, cols)
         });
         let (ptr, _, _) = m.csc().expect("CSC");
-        let used = ptr.windows(2).map(|w| w[1] > w[0]).collect();
+        let used = Bits::of(&ptr.windows(2).map(|w| w[1] > w[0]).collect::<Vec<_>>());
         let row_abs = [row_abs_max(&m), classes.as_ref().map_or(0.0, |(rc, _, _)| row_abs_max(&rc.ext))];
         let largest = |c: &[f64]| c.iter().fold(0f64, |a, b| a.max(*b));
         let max_abs = [largest(&col_max), classes.as_ref().map_or(0.0, |(_, cm, _)| largest(cm))];
@@ -299,7 +299,7 @@ impl Projection {
             let mut n_sel = 0;
             for (&j, &o) in ch.iter().zip(old) {
                 st.sel[n_sel] = (j, o);
-                n_sel += self.used[j as usize] as usize;
+                n_sel += self.used.has(j as usize) as usize;
             }
             st.sel.truncate(n_sel);
             for &(j, o) in &st.sel {
@@ -341,7 +341,7 @@ impl Projection {
                             if quiet.holds(v) && quiet.holds(y.v[r]) {
                                 y.set_quietly(r, v);
                             } else {
-                                y.set(r, v);
+                                y.set_final(r, v);
                             }
                         }
                         for &k in e.y.ch() {
@@ -387,10 +387,10 @@ impl Projection {
         n.weights_read += self.m.nnz() as u64;
         st.exact = false;
         st.abs_stale = false;
-        st.xmax = x.v.iter().zip(&self.used).filter(|(_, u)| **u).fold(0f64, |a, (v, _)| a.max(v.abs() as f64));
+        st.xmax = x.v.iter().enumerate().filter(|(j, _)| self.used.has(*j)).fold(0f64, |a, (_, v)| a.max(v.abs() as f64));
         if let Some(wexp) = self.exp {
             let amax = st.abs.iter().cloned().fold(0.0, f64::max);
-            let used: Vec<f32> = x.v.iter().zip(&self.used).map(|(v, u)| if *u { *v } else { 0.0 }).collect();
+            let used: Vec<f32> = x.v.iter().enumerate().map(|(j, v)| if self.used.has(j) { *v } else { 0.0 }).collect();
             st.grid.calibrate_with(&used, ENTRY_LIMIT, Some(&|e| amax * 2f64.powi(wexp + e)));
             st.limit = EXACT_LIMIT / st.grid.scale() / 2f64.powi(wexp);
             st.over = st.abs.iter().filter(|a| **a > st.limit).count();

@@ -55,11 +55,26 @@ impl Tracked {
         self.len += fresh as usize;
     }
 
-    /// Write entry `i` (a write that leaves its bits as they are records nothing).
+    /// Write entry `i` (a write that leaves its bits as they are records nothing). An entry may be written
+    /// several times in a token, with any values; end the token's writes with [`Self::finish`].
     #[inline(always)]
     pub fn set(&mut self, i: usize, x: f32) {
         if self.v[i].to_bits() != x.to_bits() {
             self.touch(i);
+            self.v[i] = x;
+        }
+    }
+
+    /// Write entry `i` its final value for this token, as a stage that computes each output from its inputs
+    /// does (end with [`Self::finish_single_writes`]): an entry written again this token gets the same bits,
+    /// which records nothing, so no change stamp is read or written (a token's writes are scattered: the
+    /// stamp was a cache line of its own). Not for an entry [`Self::set`] or a scatter also writes this token.
+    #[inline(always)]
+    pub fn set_final(&mut self, i: usize, x: f32) {
+        if self.v[i].to_bits() != x.to_bits() {
+            self.ch[self.len] = i as u32;
+            self.old[self.len] = self.v[i];
+            self.len += 1;
             self.v[i] = x;
         }
     }
@@ -191,6 +206,7 @@ impl Tracked {
     #[inline]
     pub fn finish_single_writes(&mut self) {
         debug_assert!(self.ch().iter().zip(self.old()).all(|(&i, o)| self.v[i as usize].to_bits() != o.to_bits()), "an entry was written back to its old value");
+        debug_assert!(self.ch().iter().collect::<std::collections::HashSet<_>>().len() == self.len, "an entry was recorded twice");
     }
 
     /// Put back the values from before this token (after writes, before [`Self::finish`]) and forget them.
@@ -212,6 +228,28 @@ impl Tracked {
                 self.v[i] = *n;
             }
         }
+    }
+}
+
+/// A set of indices `[n]` as bits: a token tests scattered indices, and `n` bits take an eighth of the cache
+/// lines that `n` bools do.
+#[derive(Clone, Debug)]
+pub struct Bits {
+    words: Vec<u64>,
+}
+
+impl Bits {
+    /// The indices where `mask` is true.
+    pub fn of(mask: &[bool]) -> Self {
+        let mut words = vec![0u64; mask.len().div_ceil(64)];
+        mask.iter().enumerate().filter(|(_, m)| **m).for_each(|(i, _)| words[i / 64] |= 1 << (i % 64));
+        Self { words }
+    }
+
+    /// Whether `i` is in the set (panics where `i` is beyond the mask's length rounded up to 64).
+    #[inline(always)]
+    pub fn has(&self, i: usize) -> bool {
+        (self.words[i / 64] >> (i % 64)) & 1 != 0
     }
 }
 
@@ -326,6 +364,32 @@ mod tests {
         let mut u = t.clone();
         u.finish();
         assert_eq!((u.ch().to_vec(), u.old().to_vec()), kept);
+        // The same writes without change stamps record the same changes, values and old values.
+        let mut f = Tracked::zeros(4);
+        f.begin();
+        for i in [1usize, 3, 1, 2] {
+            f.set_final(i, [0.0, 2.0, 0.0, -1.0][i]);
+        }
+        f.finish_single_writes();
+        assert_eq!((f.ch().to_vec(), f.old().to_vec()), kept);
+        assert_eq!(testing::bits(&f.v), testing::bits(&t.v));
+        f.begin();
+        f.set_final(3, -0.0); // -1 -> -0: a change; 2 -> 2: none
+        f.set_final(1, 2.0);
+        f.finish_single_writes();
+        assert_eq!((f.ch().to_vec(), f.old().to_vec()), (vec![3], vec![-1.0]));
+    }
+
+    /// `Bits` holds exactly the mask's true indices, across word boundaries.
+    #[test]
+    fn bits_hold_the_mask() {
+        let mut rnd = testing::below(0x9e37_79b9_7f4a_7c15);
+        for n in [1usize, 63, 64, 65, 130, 1155] {
+            let mask: Vec<bool> = (0..n).map(|_| rnd(3) == 0).collect();
+            let b = Bits::of(&mask);
+            assert!((0..n).all(|i| b.has(i) == mask[i]), "n = {n}");
+            assert_eq!((0..n).filter(|&i| b.has(i)).count(), mask.iter().filter(|m| **m).count());
+        }
     }
 }
 
