@@ -153,7 +153,14 @@ pub(super) fn scatter_changes(m: &Columns, col_max: &[f64], y: &mut Tracked, abs
         // Unbounded (see above), or only signs changed: every intermediate input x' has the old magnitudes,
         // so every partial sum stays within its row's unchanged Σ |w x| (within the bound), and each product
         // w (x_new - x_old) = ±2 w x_old has the significant bits of w x_old: all exact, unchecked.
-        for &(j, o) in sel.iter() {
+        for (k, &(j, o)) in sel.iter().enumerate() {
+            // Cache hints: the offset of the column eight ahead, the nonzeros of the column four ahead.
+            if let Some(&(jn, _)) = sel.get(k + 8) {
+                m.prefetch_ptr(jn as usize);
+            }
+            if let Some(&(jn, _)) = sel.get(k + 4) {
+                m.prefetch_col(jn as usize);
+            }
             let d = xv[j as usize] - o;
             if d == 0.0 {
                 continue; // +0 <-> -0: every product is a signed zero, which leaves every sum as it was
@@ -295,13 +302,16 @@ impl Projection {
             // nor exceeds `xmax`, which already holds the old value's (an input since the last full product).
             let (ch, old) = (x.ch(), x.old());
             st.sel.clear();
-            st.sel.resize(ch.len(), (0, 0.0));
+            st.sel.reserve(ch.len());
+            let spare = &mut st.sel.spare_capacity_mut()[..ch.len()];
             let mut n_sel = 0;
             for (&j, &o) in ch.iter().zip(old) {
-                st.sel[n_sel] = (j, o);
+                spare[n_sel].write((j, o));
                 n_sel += self.used.has(j as usize) as usize;
             }
-            st.sel.truncate(n_sel);
+            // SAFETY: the first `n_sel` slots were written (each kept write is at the slot `n_sel` had then),
+            // and `n_sel <= ch.len()` is within the capacity reserved.
+            unsafe { st.sel.set_len(n_sel) };
             for &(j, o) in &st.sel {
                 let v = x.v[j as usize];
                 if (o.to_bits() ^ v.to_bits()) != 1 << 31 {
