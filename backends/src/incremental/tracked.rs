@@ -217,17 +217,10 @@ impl Tracked {
         self.begin();
     }
 
-    /// Overwrite the whole vector (after [`Self::begin`], instead of writes), recording what changed.
+    /// Overwrite the whole vector (after [`Self::begin`], instead of writes), recording what changed: each
+    /// entry's final value, once ([`Self::set_final`]).
     pub fn replace(&mut self, new: &[f32]) {
-        for (i, n) in new.iter().enumerate() {
-            if self.v[i].to_bits() != n.to_bits() {
-                self.stamp[i] = self.generation;
-                self.ch[self.len] = i as u32;
-                self.old[self.len] = self.v[i];
-                self.len += 1;
-                self.v[i] = *n;
-            }
-        }
+        new.iter().enumerate().for_each(|(i, n)| self.set_final(i, *n));
     }
 }
 
