@@ -17,8 +17,9 @@ pub(super) struct DeltaNet {
     /// When no v channel has conv history: the v rows `[nv * d_v]` of `in_proj_qkv` as row lists, computed
     /// only for a head that writes (v is read nowhere else), in the full product's order.
     pub(super) v_rows: Option<RowLists>,
-    /// With `v_rows`: per input column `c`, the value heads whose v rows read it,
-    /// `v_cols.1[v_cols.0[c]..v_cols.0[c + 1]]` (a change of `c` unsettles them, see `DeltaState::settled`).
+    /// With `v_rows`: per value head `h`, the input columns its v rows read (ascending, each once),
+    /// `v_cols.1[v_cols.0[h]..v_cols.0[h + 1]]` (a change of one unsettles a writing head, see
+    /// `DeltaState::settled`).
     pub(super) v_cols: Option<(Vec<u32>, Vec<u32>)>,
     /// `in_proj_z`, or when every value head's `d_v` rows are identical ([`z_per_head`]) one row per head
     /// `[nv, hidden]` (`z_per_head` set): equal rows give equal products bit for bit, so each head's gate
@@ -70,24 +71,18 @@ impl RowLists {
     }
 }
 
-/// Per input column (`cols` of them) of `rows`: the value heads (`d_v` rows each) whose rows read it, ascending,
-/// each once, as offsets and a head list.
-pub(super) fn v_column_heads(rows: &RowLists, dv: usize, cols: usize) -> (Vec<u32>, Vec<u32>) {
+/// Per value head of `rows` (`d_v` rows each): the input columns its rows read, ascending, each once, as
+/// offsets `[heads + 1]` and a column list.
+pub(super) fn v_head_columns(rows: &RowLists, dv: usize) -> (Vec<u32>, Vec<u32>) {
     let heads = (rows.ptr.len() - 1) / dv;
-    let mut per_col: Vec<Vec<u32>> = vec![Vec::new(); cols];
-    for h in 0..heads {
-        let (a, b) = (rows.ptr[h * dv] as usize, rows.ptr[(h + 1) * dv] as usize);
-        for &c in &rows.cols[a..b] {
-            let l = &mut per_col[c as usize];
-            if l.last() != Some(&(h as u32)) {
-                l.push(h as u32);
-            }
-        }
-    }
     let mut ptr = vec![0u32];
     let mut list = Vec::new();
-    for l in per_col {
-        list.extend(l);
+    for h in 0..heads {
+        let (a, b) = (rows.ptr[h * dv] as usize, rows.ptr[(h + 1) * dv] as usize);
+        let mut cols = rows.cols[a..b].to_vec();
+        cols.sort_unstable();
+        cols.dedup();
+        list.extend(cols);
         ptr.push(list.len() as u32);
     }
     (ptr, list)
@@ -176,9 +171,18 @@ pub(super) struct DeltaState {
     /// changed nothing), and since then neither its state, nor its key head's k channels, nor an input its v
     /// rows read has changed: the write of this token would compute the same `v` and `S^T k` and change
     /// nothing again, so it is skipped (and `v` not computed), and the head is not even visited unless its
-    /// query or gate changed. A change of any of those unsettles the head as it happens (an input column
-    /// through `DeltaNet::v_cols`, a key through its key head, the state at a decay).
+    /// query or gate changed. Only a writing head's flag is read (`beta != 0`, [`Self::writers`]), and it is
+    /// checked then: the flag holds while no input column its v rows read (`DeltaNet::v_cols`) and not its key
+    /// head's k changed after the token it settled at ([`Self::settled_at`], [`Self::col_changed`],
+    /// [`Self::k_changed`]); a decay unsettles the head as it happens.
     pub(super) settled: Vec<bool>,
+    /// Per value head `[nv]`: the token ([`Self::tick`]) of its write that settled it.
+    pub(super) settled_at: Vec<u64>,
+    /// Per input column `[hidden]` and per key head `[nk]`: the last token at which it changed.
+    pub(super) col_changed: Vec<u64>,
+    pub(super) k_changed: Vec<u64>,
+    /// This sequence's token count (the clock of the three above).
+    pub(super) tick: u64,
     /// Per key head, q then k (`2 nk` lists): the channels of the head (`0..d_k`, ascending) whose act is
     /// nonzero, kept from the act's changes: a head's q or k is normalised from them, not from all `d_k`.
     pub(super) nonzero: Vec<Vec<u32>>,
@@ -269,7 +273,7 @@ impl DeltaNet {
             let (qk, v) = split_rows(&qkv_full, 2 * key_dim);
             (Projection::from_matrix(qk), Some(v))
         };
-        let v_cols = v_rows.as_ref().map(|rows| v_column_heads(rows, cfg.linear_value_head_dim, cfg.hidden_size));
+        let v_cols = v_rows.as_ref().map(|rows| v_head_columns(rows, cfg.linear_value_head_dim));
         let history = qkv.m.nonempty_rows().into_iter().filter(|ch| has_history[*ch as usize]).collect();
         let norm_w = w.get(&LayerTensor::GatedNorm.name(layer))?.data.clone();
         let z_full = SparseMatrix::from_dense(w.get(&LayerTensor::InProjZ.name(layer))?);
@@ -334,6 +338,10 @@ impl DeltaState {
             v_head: vec![0.0; dv],
             write_scratch: vec![0.0; 2 * dv],
             settled: vec![false; nv],
+            settled_at: vec![0; nv],
+            col_changed: vec![0; c.hidden_size],
+            k_changed: vec![0; nk],
+            tick: 0,
             l2_scratch: Vec::new(),
             nonzero: vec![Vec::new(); 2 * nk],
             onehot: SiluGroupsState::default(),
@@ -430,20 +438,19 @@ impl DeltaNet {
         for &j in ds.z.y.ch() {
             z_dirty[j as usize / z_rows] = true;
         }
-        // Heads whose write may do something again (see `DeltaState::settled`): a changed input column or key
-        // unsettles the heads that read it.
-        if let Some((ptr, heads)) = &d.v_cols {
+        // When this token's inputs and keys changed (see `DeltaState::settled`): a column is read by every
+        // block head of a memory copy, so the few writing heads check their columns' times when they are
+        // visited, instead of every head of each changed column being unsettled here.
+        ds.tick += 1;
+        if d.v_cols.is_some() {
             if first {
                 ds.settled.fill(false);
             } else {
                 for &c in x.ch() {
-                    for &hv in &heads[ptr[c as usize] as usize..ptr[c as usize + 1] as usize] {
-                        ds.settled[hv as usize] = false;
-                    }
+                    ds.col_changed[c as usize] = ds.tick;
                 }
-                let per_k = nv / nk;
                 for (ki, _) in k_dirty.iter().enumerate().filter(|(_, d)| **d) {
-                    ds.settled[ki * per_k..(ki + 1) * per_k].fill(false);
+                    ds.k_changed[ki] = ds.tick;
                 }
             }
         }
@@ -505,7 +512,7 @@ impl DeltaNet {
         // the lit ones whose query changed. The others' state and output are as they were.
         ds.visit.clear();
         {
-            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, lit, settled, decay, .. } = &mut *ds;
+            let DeltaState { visit, visit_mark, writers, decaying, q_changed, z, lit, settled, decay, settled_at, col_changed, k_changed, .. } = &mut *ds;
             let mut add = |hv: usize| {
                 if !visit_mark[hv] {
                     visit_mark[hv] = true;
@@ -517,6 +524,12 @@ impl DeltaNet {
             } else {
                 for &hv in &writers.members {
                     let hv = hv as usize;
+                    // A settled head stays so while nothing its write reads changed after it settled.
+                    if settled[hv] {
+                        let (at, (ptr, cols)) = (settled_at[hv], d.v_cols.as_ref().expect("settled only with v_cols"));
+                        let read = &cols[ptr[hv] as usize..ptr[hv + 1] as usize];
+                        settled[hv] = k_changed[hv / per_k] <= at && read.iter().all(|&c| col_changed[c as usize] <= at);
+                    }
                     if !settled[hv] {
                         add(hv);
                     } else if decay[hv] == 1.0 {
@@ -570,6 +583,7 @@ impl DeltaNet {
                 };
                 let (changed, settled) = write_head_settled(stt, kv, vh, ds.beta[hv], &mut ds.write_scratch);
                 ds.settled[hv] = settled && d.v_cols.is_some();
+                ds.settled_at[hv] = ds.tick;
                 if changed {
                     s_changed = true;
                     ds.bounded[hv] &= kv.iter().all(|(r, _)| stt[*r as usize * dv..(*r as usize + 1) * dv].iter().all(|e| e.abs() <= STATE_BOUND));
