@@ -525,9 +525,8 @@ impl DeltaNet {
                 for &hv in &writers.members {
                     let hv = hv as usize;
                     // A settled head stays so while nothing its write reads changed after it settled.
-                    if settled[hv] {
-                        let (at, (ptr, cols)) = (settled_at[hv], d.v_cols.as_ref().expect("settled only with v_cols"));
-                        let read = &cols[ptr[hv] as usize..ptr[hv + 1] as usize];
+                    if let (true, Some((ptr, cols))) = (settled[hv], &d.v_cols) {
+                        let (at, read) = (settled_at[hv], &cols[ptr[hv] as usize..ptr[hv + 1] as usize]);
                         settled[hv] = k_changed[hv / per_k] <= at && read.iter().all(|&c| col_changed[c as usize] <= at);
                     }
                     if !settled[hv] {
