@@ -94,6 +94,8 @@ struct NesRun {
     stage_times: Option<serde_json::Value>,
     /// With `LOOM_PROFILE=fields`: the network CPU's decode time by the trace field of the token fed.
     field_times: Option<serde_json::Value>,
+    /// With `LOOM_PROFILE=steps`: the network CPU's decode time by the kind of machine step.
+    step_times: Option<serde_json::Value>,
     hashes: Vec<(u64, u64)>,
     audio_hash: u64,
     samples: u64,
@@ -124,6 +126,7 @@ impl NesRun {
             "token_times": self.token_times.map(|t| t.json()),
             "stage_times": self.stage_times,
             "field_times": self.field_times,
+            "step_times": self.step_times,
         })
     }
 }
@@ -380,6 +383,7 @@ fn run_reference(job: Job) -> Result<NesRun> {
         token_times: None,
         stage_times: None,
         field_times: None,
+        step_times: None,
         secs,
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
@@ -413,6 +417,7 @@ fn run_network(a: &Args, cfg: &weaver::config::Config, machine: Box<dyn Machine>
         token_times: Some(r.token_times),
         stage_times: r.stage_times.as_ref().map(|t| crate::profile::stage_profile_json(t, r.commit_stage_times.as_ref())),
         field_times: r.field_times.as_ref().map(|f| f.json()),
+        step_times: r.step_times.as_ref().map(|s| s.json()),
         hashes: rb.hashes.clone(),
         audio_hash: rb.audio_hash(),
         samples: rb.sample_count,

@@ -1,9 +1,13 @@
 //! Where a run's decode time goes: by the kind of token fed ([`TokenTimes`], always), by the trace field of the
-//! token fed ([`FieldTimes`], `LOOM_PROFILE=fields`) and by layer and stage (the incremental executor's
-//! `StageTimes`, `LOOM_PROFILE=stages`).
+//! token fed ([`FieldTimes`], `LOOM_PROFILE=fields`), by the kind of machine step ([`StepTimes`],
+//! `LOOM_PROFILE=steps`) and by layer and stage (the incremental executor's `StageTimes`,
+//! `LOOM_PROFILE=stages`).
+
+use std::collections::HashMap;
 
 /// The profiles `LOOM_PROFILE` asks for, a comma-separated list: `stages` (decode time by layer and stage, the
-/// incremental executor) and `fields` (decode time by the trace field of the token fed, any executor).
+/// incremental executor), `fields` (decode time by the trace field of the token fed, any executor) and `steps`
+/// (decode time by the kind of machine step, any executor).
 pub(crate) fn profile_wanted(name: &str) -> bool {
     std::env::var("LOOM_PROFILE").is_ok_and(|v| v.split(',').any(|p| p.trim() == name))
 }
@@ -60,6 +64,99 @@ impl FieldTimes {
         eprintln!("{:>16} {:>7} {:>10} {:>10} {:>8}", "field", "commit", "tokens", "ms", "us/token");
         for (f, c, n, s) in self.rows() {
             eprintln!("{f:>16} {:>7} {n:>10} {:>10.1} {:>8.2}", if c { "yes" } else { "" }, s * 1e3, s / n as f64 * 1e6);
+        }
+    }
+}
+
+/// Decode time by the kind of machine step: the set of trace fields a step writes (its field tokens, the host's
+/// answers and injections fed within it, and the field of its commit token), with the time of the commit that
+/// computed the step (the forward pass fed the previous step's commit token) apart from that of its other
+/// tokens (which emit what it computed). On a NES game the kinds tell, e.g., interrupt sequences and `RTI`s
+/// (`PC.0 PC.1 S P CYC.0`) from plain steps (`PC.0 CYC.0`) and IO reads (`IO_READ.0 ... IN_IO_DATA`), and what
+/// each costs. The steps before the first commit and the last, unfinished one are not counted.
+#[derive(Clone, Debug)]
+pub(crate) struct StepTimes {
+    /// Per token id: its field, or `u32::MAX` (`STEP`, `HALT`, outside the protocol).
+    field: Vec<u32>,
+    names: Vec<String>,
+    /// Per kind (its fields, ascending): steps, seconds of their commits, seconds of their other tokens.
+    kinds: HashMap<Vec<u32>, (u64, f64, f64)>,
+    /// The step being emitted: the seconds of the commit that computed it (`None` before the first commit),
+    /// its fields so far, the seconds of its other tokens so far.
+    pending: Option<f64>,
+    fields: Vec<u32>,
+    field_secs: f64,
+}
+
+/// One kind of step ([`StepTimes::rows`]): its fields' names, steps, seconds of their commits and of their
+/// other tokens.
+pub(crate) type StepRow = (Vec<String>, u64, f64, f64);
+
+impl StepTimes {
+    pub fn new(proto: &isa_api::Protocol) -> Self {
+        use isa_api::protocol::Token;
+        let field = (0..proto.vocab_size).map(|t| match proto.decode(t) {
+            Some(Token::Value { field, .. }) => field,
+            _ => u32::MAX,
+        });
+        let names = proto.fields.iter().map(|f| f.name.clone()).collect();
+        Self { field: field.collect(), names, kinds: HashMap::new(), pending: None, fields: Vec::new(), field_secs: 0.0 }
+    }
+
+    /// Count `token` of kind `kind` ([`token_kinds`]: 0 a commit, which ends the step being emitted and
+    /// computes the next), fed in `secs`. Prompt tokens are not counted.
+    pub fn add(&mut self, token: u32, kind: u8, secs: f64) {
+        if kind == 3 {
+            return;
+        }
+        if let Some(&f) = self.field.get(token as usize).filter(|f| **f != u32::MAX) {
+            if !self.fields.contains(&f) {
+                self.fields.push(f);
+            }
+        }
+        if kind != 0 {
+            self.field_secs += secs;
+            return;
+        }
+        if let Some(commit) = self.pending {
+            self.fields.sort_unstable();
+            let e = self.kinds.entry(self.fields.clone()).or_default();
+            *e = (e.0 + 1, e.1 + commit, e.2 + self.field_secs);
+        }
+        self.fields.clear();
+        self.field_secs = 0.0;
+        self.pending = Some(secs);
+    }
+
+    /// Every kind of step counted, the most time (commits and other tokens) first.
+    pub fn rows(&self) -> Vec<StepRow> {
+        let mut rows: Vec<StepRow> =
+            self.kinds.iter().map(|(k, &(n, c, f))| (k.iter().map(|&i| self.names[i as usize].clone()).collect(), n, c, f)).collect();
+        rows.sort_by(|a, b| (b.2 + b.3).total_cmp(&(a.2 + a.3)).then_with(|| a.0.cmp(&b.0)));
+        rows
+    }
+
+    /// The rows as JSON: the step's fields, steps, milliseconds of their commits and of their other tokens,
+    /// microseconds per commit.
+    pub fn json(&self) -> serde_json::Value {
+        self.rows()
+            .iter()
+            .map(|(f, n, c, o)| serde_json::json!({ "fields": f, "steps": n, "commit_ms": c * 1e3, "other_ms": o * 1e3, "us_per_commit": c / *n as f64 * 1e6 }))
+            .collect()
+    }
+
+    /// The first `limit` rows as a table on stderr, with each kind's share of the time counted.
+    pub fn print(&self, limit: usize) {
+        let rows = self.rows();
+        let total: f64 = rows.iter().map(|r| r.2 + r.3).sum();
+        eprintln!("decode time by the kind of step, its fields (LOOM_PROFILE=steps; commit: the forward pass that computed it):");
+        eprintln!("{:>9} {:>6} {:>10} {:>10} {:>10}  fields", "steps", "share", "commit ms", "other ms", "us/commit");
+        for (f, n, c, o) in rows.iter().take(limit) {
+            let share = if total > 0.0 { (c + o) / total * 100.0 } else { 0.0 };
+            eprintln!("{n:>9} {share:>5.1}% {:>10.1} {:>10.1} {:>10.1}  {}", c * 1e3, o * 1e3, c / *n as f64 * 1e6, f.join(" "));
+        }
+        if rows.len() > limit {
+            eprintln!("({} more kinds in the JSON's step_times)", rows.len() - limit);
         }
     }
 }

@@ -281,6 +281,9 @@ pub fn run(a: Args, bench: bool) -> Result<ExitCode> {
         if let Some(f) = &r.field_times {
             figures["field_times"] = f.json();
         }
+        if let Some(s) = &r.step_times {
+            figures["step_times"] = s.json();
+        }
         if !r.counters.is_empty() {
             figures["executor_counters"] = r.counters.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
         }

@@ -7,7 +7,7 @@
 //! the load image and the host devices, which read the decoded trace. No circuit and no reference evaluator is
 //! reachable from the loop: the instructions run in the weights.
 
-use crate::profile::{FieldTimes, TokenTimes, print_stage_times, profile_wanted, token_kinds};
+use crate::profile::{FieldTimes, StepTimes, TokenTimes, print_stage_times, profile_wanted, token_kinds};
 use crate::registry::MACHINES;
 use crate::run::KeyOverrides;
 use anyhow::{Context, Result, bail};
@@ -237,6 +237,8 @@ pub(crate) struct RunResult {
     pub commit_stage_times: Option<backends::incremental::StageTimes>,
     /// With `LOOM_PROFILE=fields`: the decode time by the trace field of the token fed (see [`FieldTimes`]).
     pub field_times: Option<FieldTimes>,
+    /// With `LOOM_PROFILE=steps`: the decode time by the kind of machine step (see [`StepTimes`]).
+    pub step_times: Option<StepTimes>,
 }
 
 
@@ -335,6 +337,7 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     let stages_on = profile_wanted("stages");
     let mut stages_wanted = stages_on;
     let mut field_times = profile_wanted("fields").then(|| FieldTimes::new(&l.protocol));
+    let mut step_times = profile_wanted("steps").then(|| StepTimes::new(&l.protocol));
     // With the stage profile: the commit tokens' share of it, from the profile read before and after each.
     let mut commit_stages: Option<backends::incremental::StageTimes> = None;
     let next = |t| {
@@ -360,6 +363,9 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
         if let Some(f) = &mut field_times {
             f.add(t, secs);
         }
+        if let Some(s) = &mut step_times {
+            s.add(t, k as u8, secs);
+        }
         next
     };
     let Driven { out, end, finish, mut devices, secs } = drive_devices(&l.protocol, &prompt, devices, max_steps, progress, label, next)?;
@@ -376,7 +382,10 @@ fn run_devices_from(l: &Loaded, image: &LoadImage, devices: Box<dyn Devices>, ma
     if let Some(f) = &field_times {
         f.print();
     }
-    Ok(RunResult { instructions: devices.instructions(), console: devices.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, commit_stage_times: commit_stages, field_times })
+    if let Some(s) = &step_times {
+        s.print(20);
+    }
+    Ok(RunResult { instructions: devices.instructions(), console: devices.console().to_vec(), out, finish, end, secs, counters, frames, token_times, stage_times, commit_stage_times: commit_stages, field_times, step_times })
 }
 
 /// What the host loop of [`drive_devices`] gave: the trace and steps, how the run ended, the devices' finish

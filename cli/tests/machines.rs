@@ -69,17 +69,17 @@ fn through_every_verb(config: &str, want_console: &str, halts_within: usize) {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `LOOM_PROFILE=stages,fields`: `loom bench-run` on the incremental executor adds the decode time by layer and
-/// stage (every layer, every stage, the tokens after the prompt, and the commit tokens' part of it) and by the
-/// field of the token fed (every field token, as many as the token kinds count), and prints the tables;
-/// without it, none.
+/// `LOOM_PROFILE=stages,fields,steps`: `loom bench-run` on the incremental executor adds the decode time by layer
+/// and stage (every layer, every stage, the tokens after the prompt, and the commit tokens' part of it), by the
+/// field of the token fed (every field token, as many as the token kinds count) and by the kind of step (every
+/// step the commits computed but the last, unfinished one), and prints the tables; without it, none.
 #[test]
 fn bench_run_reports_the_stage_and_field_profiles_when_asked() {
     let run = |profile: bool| {
         let mut cmd = loom();
         cmd.current_dir(repo()).args(["bench-run", "configs/acc8.toml", "--executor", "incremental", "--max-steps", "2000"]);
         if profile {
-            cmd.env("LOOM_PROFILE", "stages,fields");
+            cmd.env("LOOM_PROFILE", "stages,fields,steps");
         } else {
             cmd.env_remove("LOOM_PROFILE");
         }
@@ -115,9 +115,21 @@ fn bench_run_reports_the_stage_and_field_profiles_when_asked() {
     let ms: Vec<f64> = rows.iter().map(|r| r["ms"].as_f64().unwrap()).collect();
     assert!(ms.windows(2).all(|w| w[0] >= w[1]), "the most time first: {ms:?}");
     assert!(stderr.contains("decode time by the field of the token fed"), "{stderr}");
+    // Steps: each commit after the first ends the step the one before it computed.
+    let steps = j["step_times"].as_array().expect("step_times");
+    let sum = |k: &str| steps.iter().map(|r| r[k].as_f64().unwrap()).sum::<f64>();
+    assert_eq!(sum("steps") as u64, kind("commit") - 1, "{steps:?} {kinds}");
+    let secs = |k: &str| kinds[k]["seconds"].as_f64().unwrap() * 1e3;
+    assert!(sum("commit_ms") > 0.0 && sum("commit_ms") <= secs("commit") * (1.0 + 1e-9), "{steps:?} {kinds}");
+    assert!(sum("other_ms") <= (secs("field") + secs("input")) * (1.0 + 1e-9), "{steps:?} {kinds}");
+    let time: Vec<f64> = steps.iter().map(|r| r["commit_ms"].as_f64().unwrap() + r["other_ms"].as_f64().unwrap()).collect();
+    assert!(time.windows(2).all(|w| w[0] >= w[1]), "the most time first: {time:?}");
+    assert!(steps.iter().all(|r| r["fields"].as_array().is_some_and(|f| f.iter().all(|n| n.is_string()))), "{steps:?}");
+    assert!(stderr.contains("decode time by the kind of step"), "{stderr}");
     let (j, stderr) = run(false);
     assert!(j.get("stage_times").is_none() && !stderr.contains("decode time by layer"), "{j}");
     assert!(j.get("field_times").is_none() && !stderr.contains("decode time by the field"), "{j}");
+    assert!(j.get("step_times").is_none() && !stderr.contains("decode time by the kind of step"), "{j}");
 }
 
 #[test]
