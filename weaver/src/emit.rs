@@ -310,8 +310,22 @@ fn block_literals(src: &KeySrc, dk: usize, slot: &dyn Fn(Sig) -> (usize, f32)) -
 
 fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostTensor) {
     let h = a.geometry.hidden;
+    // The nodes the embedding sets, with their slots, in node order (every other slot holds -1): token-derived
+    // nodes are first in their slots (the embedding is before every write); later occupants of a slot start
+    // from its reset value -1, like fresh slots.
+    let features: Vec<(usize, Source)> = net
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, src)| {
+            matches!(src, Source::Const | Source::TokClass(_) | Source::TokBit(_) | Source::TokEnd | Source::TokAfter(_) | Source::TokWrites(_) | Source::TokBeforeWrites(_))
+        })
+        .map(|(i, src)| (a.slot_of[i], *src))
+        .collect();
+    let pads: Vec<usize> = a.slots.iter().enumerate().take(h).filter(|(_, sl)| sl.kind == SlotKind::Pad).map(|(s, _)| s).collect();
     for tok in 0..a.geometry.vocab {
-        let (class, value, end) = match proto.decode(tok as u32) {
+        let decoded = proto.decode(tok as u32);
+        let (class, value, end) = match decoded {
             Some(isa_api::Token::Step) => (Some(Classes::STEP), None, false),
             Some(isa_api::Token::Halt) => (Some(Classes::HALT), None, false),
             Some(isa_api::Token::Value { field, value, end }) => (Some(Classes::field(field)), Some(value), end),
@@ -319,25 +333,20 @@ fn emit_embedding(net: &Netlist, a: &Allocation, proto: &Protocol, e: &mut HostT
         };
         let row = &mut e.data[tok * h..(tok + 1) * h];
         row.fill(-1.0);
-        // Token-derived nodes are first in their slots (the embedding is before every write); later
-        // occupants of a slot start from its reset value -1, like fresh slots.
-        for (i, src) in net.nodes.iter().enumerate() {
-            let v = match *src {
+        for &(slot, src) in &features {
+            row[slot] = match src {
                 Source::Const => 1.0,
                 Source::TokClass(c) => if Some(c) == class { 1.0 } else { -1.0 },
                 Source::TokBit(j) => if value.is_some_and(|v| (v >> j) & 1 == 1) { 1.0 } else { -1.0 },
                 Source::TokEnd => if end { 1.0 } else { -1.0 },
-                Source::TokAfter(k) => if crate::lower::leaves_open(proto, tok as u32, k as usize) { 1.0 } else { -1.0 },
+                Source::TokAfter(k) => if crate::lower::token_leaves_open(proto, decoded, k as usize) { 1.0 } else { -1.0 },
                 Source::TokWrites(m) => if class.is_some_and(|c| crate::lower::writes_memory(proto, c, m)) { 1.0 } else { -1.0 },
                 Source::TokBeforeWrites(m) => if class.is_some_and(|c| crate::lower::before_writes(proto, c, m)) { 1.0 } else { -1.0 },
-                _ => continue,
+                _ => continue, // not listed
             };
-            row[a.slot_of[i]] = v;
         }
-        for (s, sl) in a.slots.iter().enumerate().take(h) {
-            if sl.kind == SlotKind::Pad {
-                row[s] = 1.0;
-            }
+        for &s in &pads {
+            row[s] = 1.0;
         }
     }
 }

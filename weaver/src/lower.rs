@@ -52,7 +52,13 @@ pub struct Lower<'a> {
 /// of an earlier step position that is not its step's last. Load tokens, `HALT` and later positions' tokens
 /// close it.
 pub fn leaves_open(proto: &Protocol, tok: u32, k: usize) -> bool {
-    match proto.decode(tok) {
+    token_leaves_open(proto, proto.decode(tok), k)
+}
+
+/// [`leaves_open`] of a token already decoded (`proto.decode(tok)`): the embedding asks it of every token for
+/// every step position.
+pub fn token_leaves_open(proto: &Protocol, tok: Option<isa_api::Token>, k: usize) -> bool {
+    match tok {
         Some(isa_api::Token::Step) => true,
         Some(isa_api::Token::Value { field, end, .. }) => {
             let f = &proto.fields[field as usize];
