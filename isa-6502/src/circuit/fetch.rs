@@ -50,15 +50,17 @@ pub(super) struct Fetch {
 pub(super) fn fetch(cx: &mut Ctx, opts: &Mos6502Options, st: &State) -> Fetch {
     let (pc, dma, instr) = (st.cpu.pc, st.kind.dma, st.kind.instr);
     let one = cx.one;
-    let fetched = if opts.nes { nes_read_run_of(cx, &[(one, pc)], 3, false).bytes } else { read_run(cx, pc, 3, false) };
+    let fetched = if opts.nes { nes_read_run_of(cx, &[(one, pc)], None, 3, false).bytes } else { read_run(cx, pc, 3, false) };
     let (b0, b1, b2) = (fetched[0], fetched[1], fetched[2]);
     let (fields_table, flags_table) = control_tables();
     let cw = cx.s.lookup(ctl::WIDTH, fields_table, b0);
     let fw = cx.s.lookup(Flag::CondValue as u32 + 1, flags_table, b0);
     let d = Decoded { cw, fw };
     let mode = d.field(cx, ctl::MODE, 4);
-    // Addressing modes, none during a DMA step (whose address is the DMA's).
-    let m: Vec<NodeId> = (0..13).map(|v| cx.s.eq_const_unless(mode, v, dma)).collect();
+    // Addressing modes, none during a DMA step (whose address is the DMA's) or an interrupt step (whose level C
+    // then reads where the RTI after it does, and not where the interrupted instruction will).
+    let veto = cx.s.concat(&[dma, st.kind.take_int]);
+    let m: Vec<NodeId> = (0..13).map(|v| cx.s.eq_const_unless(mode, v, veto)).collect();
     let modes = Modes {
         acc: m[1],
         imm: m[2],

@@ -31,11 +31,17 @@ pub(super) struct NesRead {
 /// bytes at `base ..= base + 2` are in `base`'s word and the next, one of each parity. Byte `i` lies at
 /// position `p = base % 8 + i` of the eight bytes from `base & !7`: `PRG_EVEN`'s lanes for `p < 4`, `PRG_ODD`'s
 /// for `4 <= p < 8`, and the next row of `PRG_EVEN` for `p >= 8`.
-pub(super) fn nes_read_run_of(cx: &mut Ctx, cases: &[(NodeId, NodeId)], n: usize, page_wrap: bool) -> NesRead {
+///
+/// `rows`: where the memories read, when not at the selected case's rows: the candidates of the RAM banks' rows
+/// and of the PRG ROM's, each list with exclusive selects (`None`: `cases` for both). A list may select a base
+/// outside its memories or a base no case has, so that a memory the read is not in holds still (its bytes are
+/// never taken: the byte selects follow `cases`).
+pub(super) fn nes_read_run_of(cx: &mut Ctx, cases: &[(NodeId, NodeId)], rows: Option<[&[(NodeId, NodeId)]; 2]>, n: usize, page_wrap: bool) -> NesRead {
     let rb = cx.row_bits;
     let mut bank_rows: [Vec<(NodeId, NodeId)>; 4] = Default::default();
     let (mut even_rows, mut odd_rows) = (Vec::new(), Vec::new());
-    for &(sel, base) in cases {
+    let [bank_cases, rom_cases] = rows.unwrap_or([cases, cases]);
+    for &(sel, base) in bank_cases {
         // Every row select is one lookup over the candidate's select and its address bits: (select, base % 4,
         // top three bits) for the banks (RAM at top 0, PRG RAM at top 3), (select, bit 15) for the ROM.
         let lo2 = cx.s.slice(base, 0, 2);
@@ -60,6 +66,8 @@ pub(super) fn nes_read_run_of(cx: &mut Ctx, cases: &[(NodeId, NodeId)], n: usize
                 }
             }
         }
+    }
+    for &(sel, base) in rom_cases {
         // ROM: the odd row is `base`'s; the even row is the next one when `base`'s word is odd.
         let rom = {
             let b15 = cx.s.bit(base, 15);

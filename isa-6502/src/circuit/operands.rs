@@ -10,7 +10,7 @@ use super::nes_read::{NesRead, nes_byte_cases, nes_read_run_of};
 use super::state::State;
 use crate::face::{Mos6502Options, PrgBanking, input};
 use crate::opcode::AddressingMode;
-use isa_api::circuit::{CmpKind, NodeId};
+use isa_api::circuit::{CmpKind, NodeId, SumTerm};
 
 /// The operands section's results.
 pub(super) struct Operands {
@@ -180,7 +180,31 @@ fn pointer_read(cx: &mut Ctx, opts: &Mos6502Options, d: Decoded, mode: NodeId, s
         let irq = cx.s.eq_const(c, 0b01);
         let brk = cx.s.eq_const_unless(f_ptr, 0, take_int);
         let cases = [(izx, ea_zpx), (izy, ea_zp), (jind, op16), (pull, pull_base), (nmi, nmi_vec), (irq, irq_vec), (brk, irq_vec)];
-        if opts.nes { nes_read_run_of(cx, &cases, 3, true).bytes } else { read_run_of(cx, &cases, 3, true) }
+        if opts.nes {
+            // The memories a read is not in hold still, at one candidate each whose select and base stay put
+            // over an instruction, an interrupt and its RTI: the RAM banks of every read but a zero-page or JMP
+            // pointer's at the stack bytes from `S + 1` (a pull) or `S - 2` (anything else: where the RTI after an
+            // interrupt's three pushes pulls, the same sum); the PRG ROM of every read but JMP's pointer and the
+            // NMI's vector at the IRQ vector's words. An IRQ whose handler is a lone RTI, after every
+            // instruction of a game that leaves the frame IRQ unacknowledged, then moves neither.
+            let ind = mode_code(AddressingMode::IndexedIndirect);
+            let idy = mode_code(AddressingMode::IndirectIndexed);
+            let mw = cx.s.width(mode);
+            let key = cx.s.concat(&[mode, f_jmp_ind, take_int, nmi_vector]);
+            let mode_of = move |v: u64| v & ((1 << mw) - 1);
+            let (jind_bit, int_bit, nmi_bit) = (1u64 << mw, 1u64 << (mw + 1), 1u64 << (mw + 2));
+            let stack = cx.s.truth_table(key, move |v| v & int_bit != 0 || (mode_of(v) != ind && mode_of(v) != idy && v & jind_bit == 0));
+            let vector = cx.s.truth_table(key, move |v| if v & int_bit != 0 { v & nmi_bit == 0 } else { v & jind_bit == 0 });
+            let t = |node: NodeId, neg: bool, shift: u32| SumTerm { node, shift, neg };
+            let not_pull = cx.s.not(f_pull);
+            let stack_lo = cx.s.sum(8, &[t(sp, false, 0), t(not_pull, true, 0), t(not_pull, true, 1)], 1);
+            let stack_base = cx.s.concat(&[stack_lo, one8]);
+            let bank_cases = [(izx, ea_zpx), (izy, ea_zp), (jind, op16), (stack, stack_base)];
+            let rom_cases = [(jind, op16), (nmi, nmi_vec), (vector, irq_vec)];
+            nes_read_run_of(cx, &cases, Some([&bank_cases, &rom_cases]), 3, true).bytes
+        } else {
+            read_run_of(cx, &cases, 3, true)
+        }
     };
     let (p0, p1, p2) = (ptr[0], ptr[1], ptr[2]);
     let ptr16 = cx.s.concat(&[p0, p1]);
@@ -227,7 +251,7 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
     let nes_data = opts.nes.then(|| {
         let c = cx.s.concat(&[m_imm, m_acc]);
         let mem_mode = cx.s.eq_const(c, 0);
-        nes_read_run_of(cx, &[(mem_mode, ea)], 1, false)
+        nes_read_run_of(cx, &[(mem_mode, ea)], None, 1, false)
     });
     let dwords = match &nes_data {
         Some(r) => r.banks,
