@@ -35,8 +35,8 @@ pub(super) struct Operands {
 /// address of the mode `f` selects (or the DMA's) and the data read there, and whether it reads an IO register.
 pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch) -> Operands {
     let (a, x, y, sp) = (st.cpu.a, st.cpu.x, st.cpu.y, st.cpu.sp);
-    let ([_, b1, b2], m) = (f.b, f.modes);
-    let direct = direct_addresses(cx, b1, b2, x, y, &m);
+    let ([op, b1, b2], m) = (f.b, f.modes);
+    let direct = direct_addresses(cx, b1, b2, x, y, &m, opts.nes.then_some(op));
     let DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, ea_aby, .. } = direct;
     // Level B: the pointer read (zero-page pointers, JMP's pointer, pulls, vectors).
     // NES map: the pointer read's bases gated by the flags of the modes that read them (`Ctx::gated`), so that
@@ -46,10 +46,13 @@ pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetc
     // window banks (its ROM rows go through the window's bank): those bases stay ungated.
     let ptr_bases = if opts.nes {
         let zero8 = cx.s.konst(8, 0);
-        let f_izx = f.dec.flag(cx, Flag::ModeIzx);
         let f_izy = f.dec.flag(cx, Flag::ModeIzy);
-        let zpx = cx.s.slice(ea_zpx, 0, 8);
-        let zpx = cx.gated(zpx, f_izx);
+        // (zp,X)'s zp + X from both operands gated by its opcodes' pattern: 0 in every other instruction.
+        let zpx = {
+            let b = gated_by_opcode(cx, b1, op, IZX_OPCODES);
+            let x = gated_by_opcode(cx, x, op, IZX_OPCODES);
+            cx.s.add(b, x)
+        };
         let zp = cx.gated(b1, f_izy);
         let jind = match opts.prg.banking {
             PrgBanking::Fixed | PrgBanking::Uxrom => {
@@ -109,12 +112,20 @@ pub(super) struct DirectAddresses {
 /// The addresses of the direct modes (zero page, absolute, indexed). zp,Y, abs,X and abs,Y add Y or X to the
 /// operand gated by their mode (`m`; see `Ctx::gated`): every reader of such an address or of its page crossing
 /// selects it by that mode.
-fn direct_addresses(cx: &mut Ctx, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId, m: &Modes) -> DirectAddresses {
+///
+/// `op`: in the NES map, the opcode byte, by which zp,X's operand is gated ([`gated_by_opcode`]; the pointer read
+/// has its own (zp,X) sum there). Elsewhere zp,X is not gated: (zp,X) reads its pointer there, on the critical
+/// path, where a gate's layer would add one to the machine.
+fn direct_addresses(cx: &mut Ctx, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId, m: &Modes, op: Option<NodeId>) -> DirectAddresses {
     let zero8 = cx.s.konst(8, 0);
     let op16 = cx.s.concat(&[b1, b2]);
-    // zp,X is not gated: (zp,X) reads its pointer there, on the critical path, where the gate's layer would
-    // add one to the machine.
-    let zpx = cx.s.add(b1, x);
+    let zpx = match op {
+        Some(op) => {
+            let b = gated_by_opcode(cx, b1, op, ZPX_OPCODES);
+            cx.s.add(b, x)
+        }
+        None => cx.s.add(b1, x),
+    };
     let zpy = {
         let b = cx.gated(b1, m.zpy);
         cx.s.add(b, y)
@@ -131,6 +142,34 @@ fn direct_addresses(cx: &mut Ctx, b1: NodeId, b2: NodeId, x: NodeId, y: NodeId, 
         indexed(cx, base, y)
     };
     DirectAddresses { op16, ea_zp, ea_zpx, ea_zpy, ea_abx, cross_abx, ea_aby, cross_aby }
+}
+
+/// The opcodes of one or more addressing modes as a pattern of the opcode byte, `(mask, value)`: every opcode of
+/// the modes has `op & mask == value` (others may too). `tests::opcode_patterns_cover_their_modes` checks them
+/// against the opcode matrix.
+type OpcodePattern = (u8, u8);
+
+/// zp,X: columns $x4-$x7 of the odd rows (`$14`, `$15`, ...; with the zp,Y opcodes `$96`, `$97`, `$B6`, `$B7`).
+const ZPX_OPCODES: OpcodePattern = (0x1C, 0x14);
+/// (zp,X): columns $x1 and $x3 of the even rows.
+const IZX_OPCODES: OpcodePattern = (0x1D, 0x01);
+
+/// `v` where the opcode byte `op` matches `pattern`, else 0: per bit one lookup over that bit and the opcode bits
+/// the pattern's mask names, a single step each. Straight from the fetched bytes (and registers), so one layer,
+/// where gating by a decoded flag ([`Ctx::gated`]) takes two: the opcode's lookup, then the AND. A sum of gated
+/// operands holds still in the instructions the pattern excludes, where the fetched operand byte changes at
+/// every step.
+fn gated_by_opcode(cx: &mut Ctx, v: NodeId, op: NodeId, (mask, value): OpcodePattern) -> NodeId {
+    let op_bits: Vec<NodeId> = (0..8).filter(|i| mask >> i & 1 == 1).map(|i| cx.s.bit(op, i)).collect();
+    let want = (0..8).filter(|i| mask >> i & 1 == 1).enumerate().fold(0u64, |k, (j, i)| k | u64::from(value >> i & 1) << j);
+    let bits: Vec<NodeId> = (0..cx.s.width(v))
+        .map(|i| {
+            let b = cx.s.bit(v, i);
+            let key = cx.s.concat(&[&[b][..], &op_bits].concat());
+            cx.s.truth_table(key, move |k| k & 1 == 1 && k >> 1 == want)
+        })
+        .collect();
+    cx.s.concat(&bits)
 }
 
 /// Level B's results and the decoded flags it reads.
@@ -300,5 +339,24 @@ fn io_read(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, [exec, io]: [NodeI
         cx.s.eq_const(c, 0b111)
     } else {
         cx.zero
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opcode::decode;
+
+    /// Every opcode of the modes a pattern stands for matches it, so a gated operand is the operand wherever its
+    /// mode is selected.
+    #[test]
+    fn opcode_patterns_cover_their_modes() {
+        for ((mask, value), mode, count) in [(ZPX_OPCODES, AddressingMode::ZeroPageX, 28), (IZX_OPCODES, AddressingMode::IndexedIndirect, 16)] {
+            let of_mode: Vec<u8> = (0..=255u8).filter(|&c| decode(c).mode == mode).collect();
+            assert_eq!(of_mode.len(), count, "{mode:?}");
+            for c in of_mode {
+                assert_eq!(c & mask, value, "opcode ${c:02X} ({mode:?}) outside its pattern");
+            }
+        }
     }
 }
