@@ -132,14 +132,15 @@ impl NetworkDevices {
 }
 
 impl Devices for NetworkDevices {
-    /// An IO read (port `IO_READ`: address, and the cycle within the instruction in bits 16-19): the board run
-    /// to that cycle (the instruction starts where the last step ended) answers it.
+    /// An IO read (port `IO_READ`: the register's code, and the cycle within the instruction in bits 4-7;
+    /// `isa_6502::face::nes_io_read_request`): the board run to that cycle (the instruction starts where the
+    /// last step ended) answers it.
     fn answer(&mut self, port: u32, request: u64) -> u64 {
         if port != self.io_read {
             return 0;
         }
-        let (addr, k) = (request as u16, (request >> 16) & 0xF);
-        u64::from(self.board.read(addr, self.cycle.unwrap_or(0) + k))
+        let (addr, k) = isa_6502::face::nes_io_read_request(request);
+        u64::from(self.board.read(addr, self.cycle.unwrap_or(0) + u64::from(k)))
     }
 
     fn inject(&mut self, _steps: usize) -> Vec<(u32, u64)> {
@@ -171,19 +172,19 @@ impl Devices for NetworkDevices {
         self.at_boundary = busy != BUSY_DMA;
         for &(port, v) in &st.outputs {
             if port == self.io_write {
-                // A store's (or a read-modify-write's last) write: the instruction's last cycle.
-                let addr = v as u16;
-                self.board.write(addr, (v >> 16) as u8, cyc - 1);
+                // A store's (or a read-modify-write's last) write: the instruction's last cycle. The port names
+                // the register by a code (`isa_6502::face::nes_io_write`).
+                let (addr, value) = isa_6502::face::nes_io_write(v);
+                self.board.write(addr, value, cyc - 1);
                 let now = self.board.ppu.cart.prg_windows();
                 // The circuit runs UxROM's PRG banking itself; other boards' moves leave its memory behind.
                 let modelled = self.opts.prg.banking != PrgBanking::Fixed;
                 if addr >= 0x8000 && now != self.prg_windows && self.bank_switch.is_none() && !modelled {
                     let cart = &self.board.ppu.cart;
                     self.bank_switch = Some(format!(
-                        "after {} instructions the program switched PRG banks ({} write ${:02X} to ${addr:04X}; $8000-$FFFF now shows PRG ROM offsets {}), which the woven CPU does not do yet (the {} board runs with --cpu reference)",
+                        "after {} instructions the program switched PRG banks ({} write ${value:02X} to its register at ${addr:04X}; $8000-$FFFF now shows PRG ROM offsets {}), which the woven CPU does not do yet (the {} board runs with --cpu reference)",
                         self.instructions,
                         cart.mapper.name(),
-                        (v >> 16) as u8,
                         now.iter().map(|o| format!("${o:05X}")).collect::<Vec<_>>().join(" "),
                         cart.mapper.name()
                     ));

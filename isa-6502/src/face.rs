@@ -259,6 +259,68 @@ pub fn io_read_port(opts: &Mos6502Options) -> Option<u32> {
     opts.nes.then(|| 2 + u32::from(opts.console.is_some()) + u32::from(opts.exit.is_some()))
 }
 
+/// NES map: the register code port `IO_WRITE` carries (in its low byte, the value above it) for a store to
+/// `addr` in $2000-$5FFF or $8000-$FFFF: `addr`'s low five bits, and above them its region, `0` the PPU's
+/// registers ($2000-$3FFF), `1` the APU's and pads' ($4000-$401F), `2` the cartridge's expansion area
+/// ($4020-$5FFF, no registers on mappers 0-4), `4 | A13 | A14 << 1` the mapper's ($8000-$FFFF). Every register
+/// of the console and of mappers 0-4 is named by these bits (the PPU's mirrored every 8 bytes; MMC1 decodes A13
+/// and A14, MMC3 also A0; NESdev wiki, "PPU registers", "MMC1", "MMC3"), so one token holds it where the
+/// address took two. [`nes_io_write_address`] is a CPU address with the same effect.
+pub fn nes_io_write_code(addr: u16) -> u8 {
+    let lo5 = (addr & 0x1F) as u8;
+    let region = match addr {
+        0x2000..=0x3FFF => 0,
+        0x4000..=0x401F => 1,
+        0x8000..=0xFFFF => 4 | ((addr >> 13) & 3) as u8,
+        _ => 2,
+    };
+    lo5 | region << 5
+}
+
+/// NES map: a CPU address that [`nes_io_write_code`] takes to `code`, with the same effect on the console's
+/// registers and a mapper 0-4's (the first of them).
+pub fn nes_io_write_address(code: u8) -> u16 {
+    let lo5 = u16::from(code & 0x1F);
+    match code >> 5 {
+        0 => 0x2000 | lo5,
+        1 => 0x4000 | lo5,
+        r if r >= 4 => 0x8000 | (u16::from(r) & 3) << 13 | lo5,
+        _ => 0x4020 | lo5,
+    }
+}
+
+/// NES map: the code of an IO read of `addr` that asks the host (port `IO_READ`, below the read's cycle within
+/// its instruction, in bits 4-7): the PPU's registers ($2000-$3FFF, mirrored every 8 bytes) `addr & 7`, the
+/// APU's status and the pads ($4015-$4017) `8 | addr & 3`. `None` for the other IO addresses ($4000-$4014,
+/// $4018-$5FFF): nothing answers there on the console and mappers 0-4, and the CPU reads its open data bus, the
+/// address's high byte (its last fetched operand byte; NESdev wiki, "Open bus behavior"), which the circuit
+/// does itself. Also `None` outside $2000-$5FFF (memory).
+pub fn nes_io_read_code(addr: u16) -> Option<u8> {
+    match addr {
+        0x2000..=0x3FFF => Some((addr & 7) as u8),
+        0x4015..=0x4017 => Some(8 | (addr & 3) as u8),
+        _ => None,
+    }
+}
+
+/// NES map: the register an IO read code ([`nes_io_read_code`]) names, as a CPU address (the first of its
+/// mirrors).
+pub fn nes_io_read_address(code: u8) -> u16 {
+    if code & 8 == 0 { 0x2000 | u16::from(code & 7) } else { 0x4014 | u16::from(code & 3) }
+}
+
+/// NES map: a value of port `IO_READ` as (the register's CPU address, [`nes_io_read_address`]; the read's cycle
+/// within its instruction, 0 the opcode fetch).
+pub fn nes_io_read_request(value: u64) -> (u16, u32) {
+    (nes_io_read_address((value & 0xF) as u8), ((value >> 4) & 0xF) as u32)
+}
+
+/// NES map: a value of port `IO_WRITE` as (the register's CPU address, [`nes_io_write_address`]; the byte
+/// written).
+pub fn nes_io_write(value: u64) -> (u16, u8) {
+    (nes_io_write_address(value as u8), (value >> 8) as u8)
+}
+
 /// Bits of `POLL` at the bottom of register `CYC` ([`reg::CYC`]).
 pub const POLL_BITS: u32 = 3;
 
@@ -357,4 +419,44 @@ pub(crate) fn machine_desc(opts: &Mos6502Options, circuit: Circuit, ports: Vec<P
     desc.face.io_ranges = io_ranges;
     desc.face.micro_step = Some(reg::BUSY);
     desc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every IO register a store can reach, with its code and back: the same register of the PPU (mirrored
+    /// every 8 bytes), of the APU and pads, of MMC1 (A13, A14) and MMC3 (A0, A13, A14), and the expansion area
+    /// as such.
+    #[test]
+    fn io_write_codes_name_every_register() {
+        for addr in (0x2000..=0x5FFFu16).chain(0x8000..=0xFFFF) {
+            let code = nes_io_write_code(addr);
+            let back = nes_io_write_address(code);
+            assert_eq!(nes_io_write_code(back), code, "${addr:04X}");
+            let same = match addr {
+                0x2000..=0x3FFF => (0x2000..=0x3FFF).contains(&back) && back & 7 == addr & 7,
+                0x4000..=0x401F => back == addr,
+                0x4020..=0x5FFF => (0x4020..=0x5FFF).contains(&back),
+                _ => back >= 0x8000 && back & 0x6001 == addr & 0x6001,
+            };
+            assert!(same, "${addr:04X} -> code {code:#04x} -> ${back:04X}");
+        }
+    }
+
+    /// The reads the host answers (the PPU's registers, $4015-$4017) keep their register; the other IO
+    /// addresses have no code (the open bus).
+    #[test]
+    fn io_read_codes_name_the_registers_the_host_answers() {
+        for addr in 0x2000..=0x5FFFu16 {
+            match (addr, nes_io_read_code(addr)) {
+                (0x2000..=0x3FFF, Some(c)) => assert_eq!(nes_io_read_address(c), 0x2000 | (addr & 7), "${addr:04X}"),
+                (0x4015..=0x4017, Some(c)) => assert_eq!(nes_io_read_address(c), addr),
+                (_, c) => assert!(c.is_none() && !(0x2000..=0x3FFF).contains(&addr), "${addr:04X}: {c:?}"),
+            }
+        }
+        assert_eq!(nes_io_read_request(0x5A), (0x4016, 5));
+        assert_eq!(nes_io_write(0x8121), (0x4001, 0x81));
+        assert_eq!(nes_io_write(0x07_A3), (0xA003, 0x07));
+    }
 }

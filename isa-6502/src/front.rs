@@ -375,8 +375,9 @@ pub struct HostBus {
     pub ram: Vec<u8>,
     /// The NES map.
     pub nes: bool,
-    /// The answer to an IO read of this address (the host's, for the current instruction); other IO reads
-    /// give 0.
+    /// The answer to an IO read of this register (the host's, for the current instruction; the register as
+    /// [`crate::face::nes_io_read_address`] names it); other IO reads give 0, and those the host does not answer
+    /// ([`crate::face::nes_io_read_code`]) the open bus.
     pub io_answer: Option<(u16, u8)>,
     /// IO register writes (address, value) since the last clear.
     pub io_writes: Vec<(u16, u8)>,
@@ -392,7 +393,8 @@ pub struct HostBus {
     pub writes: Vec<(u16, u8)>,
     /// Bus accesses since `accesses` was last set to 0 (the cycle within the instruction, when set at its start).
     pub accesses: u32,
-    /// IO register reads (address, the value of `accesses` at the read) since the last clear.
+    /// Reads of IO registers the host answers (the register's address as [`crate::face::nes_io_read_address`]
+    /// names it, the value of `accesses` at the read) since the last clear.
     pub io_reads: Vec<(u16, u32)>,
 }
 
@@ -420,8 +422,13 @@ impl Bus for HostBus {
             return match nes_location(addr) {
                 Some(a) => self.ram[usize::from(a)],
                 None => {
-                    self.io_reads.push((addr, self.accesses - 1));
-                    self.io_answer.filter(|x| x.0 == addr).map_or(0, |x| x.1)
+                    let Some(code) = crate::face::nes_io_read_code(addr) else {
+                        // Nothing answers: the open bus, as the circuit reads it.
+                        return (addr >> 8) as u8;
+                    };
+                    let reg = crate::face::nes_io_read_address(code);
+                    self.io_reads.push((reg, self.accesses - 1));
+                    self.io_answer.filter(|x| x.0 == reg).map_or(0, |x| x.1)
                 }
             };
         }
@@ -523,7 +530,7 @@ impl NesStubDevices {
 
 impl Devices for NesStubDevices {
     fn answer(&mut self, _port: u32, request: u64) -> u64 {
-        u64::from(Self::io_answer(request as u16))
+        u64::from(Self::io_answer(crate::face::nes_io_read_request(request).0))
     }
     fn step(&mut self, st: &isa_api::StepEvents) {
         if st.halted {
@@ -658,7 +665,7 @@ fn lockstep_steps(opts: &Mos6502Options, img: &ProgramImage, proto: &Protocol, t
             continue;
         }
         // An IO read: the request on IO_READ, the host's answer injected within the step.
-        let read_request = io_read_port.and_then(|p| st.output(p)).map(|a| (a as u16, (a >> 16) as u32));
+        let read_request = io_read_port.and_then(|p| st.output(p)).map(crate::face::nes_io_read_request);
         bus.io_answer = match (read_request, io_answer) {
             (Some((a, _)), Some(v)) => Some((a, *v)),
             (None, None) => None,

@@ -343,7 +343,7 @@ fn blargg_on_the_nes_circuit(rom: &std::path::Path) -> (u8, String, u64, usize) 
         // An IO read's answer comes within its step, right after the request on IO_READ.
         let (o, tokens) = r.step_answered(|port, a| {
             assert_eq!(port, io_read);
-            u64::from(NesStubDevices::io_answer(a as u16))
+            u64::from(NesStubDevices::io_answer(isa_6502::face::nes_io_read_request(a).0))
         });
         for (t, host) in tokens {
             if host {

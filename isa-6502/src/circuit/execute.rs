@@ -41,7 +41,7 @@ pub(super) fn execute(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetch
     let flags = flag_cases(cx, dec, exec, &alu, &regs.transfers, values, brk_plp_rti);
     let pc = pc_targets(cx, dec, &st.cpu, f.b[1], o.ptr.ptr16, [p1, p2]);
     let crossings = [(m.abx, o.direct.cross_abx), (m.aby, o.direct.cross_aby), (m.izy, o.cross_izy)];
-    let cycles = cycles(cx, opts, dec, exec, crossings, (pc.taken, pc.br_cross), o.f_rmw_mem, o.data.ea);
+    let cycles = cycles(cx, opts, dec, exec, crossings, (pc.taken, pc.br_cross), o.f_rmw_mem, o.data.io_code);
     Execute { rmw, alu, regs, flags, pc, cycles }
 }
 

@@ -83,7 +83,7 @@ pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetc
     let data = data_read(cx, opts, &ea_cases, [m.imm, m.acc], a, b1);
     // NES map: an instruction that reads an IO register asks the host within the step (see `io_read`).
     let f_rmw_mem = f.dec.flag(cx, Flag::RmwMem);
-    let io_read = io_read(cx, opts, f.dec, [f.exec, data.io], f_rmw_mem);
+    let io_read = io_read(cx, opts, f.dec, [f.exec, data.io_asks], f_rmw_mem);
     Operands { direct, ptr, cross_izy, data, f_rmw_mem, io_read, exec: f.exec }
 }
 
@@ -259,6 +259,11 @@ pub(super) struct DataRead {
     /// NES map: `ea` is an IO register (PPU, APU and pads, expansion area); `ea` is in $8000-$FFFF.
     pub(super) io: NodeId,
     pub(super) rom: NodeId,
+    /// NES map: `ea` is an IO register the host answers a read of (the PPU's, $4015-$4017; the other IO
+    /// addresses read the open bus, `ea`'s high byte), and that read's code on port `IO_READ` (4 bits,
+    /// [`crate::face::nes_io_read_code`]).
+    pub(super) io_asks: NodeId,
+    pub(super) io_code: NodeId,
     /// NES map: the read (banks, PRG ROM words, selects).
     pub(super) nes_data: Option<NesRead>,
     /// The four banks' words at `ea`'s row.
@@ -274,24 +279,36 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
     // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
     let ea = cx.s.one_hot(16, ea_cases);
     // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
-    let (ea_mem, io, rom, io_parts) = if opts.nes {
+    let (ea_mem, io, rom, io_parts, io_asks, io_code) = if opts.nes {
         // The IO registers: the PPU's at $2000-$3FFF, the APU's and pads' at $4000-$401F, and the cartridge's
-        // expansion area up to $5FFF (open bus on these boards: the host answers).
+        // expansion area up to $5FFF. The host answers a read of the PPU's and of $4015-$4017; the others read
+        // the open bus (`crate::face::nes_io_read_code`).
         let hi3 = cx.s.slice(ea, 13, 3);
         let ea_mem = nes_compact(cx, ea);
         let is_ppu = cx.s.eq_const(hi3, 1);
         let is_apu = cx.s.eq_const(hi3, 2);
-        (ea_mem, cx.s.or(is_ppu, is_apu), cx.s.bit(ea, 15), vec![is_ppu, is_apu])
+        // The APU's status and the pads, $4015, $4016, $4017: one equality each.
+        let apu_reads: Vec<NodeId> = (0x4015..=0x4017).map(|a| cx.s.eq_const(ea, a)).collect();
+        let asks = cx.s.any(&[&[is_ppu][..], &apu_reads].concat());
+        // The code: ea[0..2], ea[2] on the PPU, and 8 off it.
+        let code = {
+            let lo2 = cx.s.slice(ea, 0, 2);
+            let b2 = cx.s.bit(ea, 2);
+            let b2 = cx.s.and(b2, is_ppu);
+            let not_ppu = cx.s.not(is_ppu);
+            cx.s.concat(&[lo2, b2, not_ppu])
+        };
+        (ea_mem, cx.s.or(is_ppu, is_apu), cx.s.bit(ea, 15), [&[is_ppu, is_apu][..], &apu_reads].concat(), asks, code)
     } else {
-        (ea, zero, zero, vec![])
+        (ea, zero, zero, vec![], zero, zero)
     };
     // NES map: RAM, PRG RAM and ROM read in one level (the memory modes only: the immediate and A take no
     // memory select).
-    let nes_data = opts.nes.then(|| {
+    let mem_mode = opts.nes.then(|| {
         let c = cx.s.concat(&[m_imm, m_acc]);
-        let mem_mode = cx.s.eq_const(c, 0);
-        nes_read_run_of(cx, &[(mem_mode, ea)], None, 1, false)
+        cx.s.eq_const(c, 0)
     });
+    let nes_data = mem_mode.map(|mem_mode| nes_read_run_of(cx, &[(mem_mode, ea)], None, 1, false));
     let dwords = match &nes_data {
         Some(r) => r.banks,
         None => read_banks(cx, ea_mem, 1, false).0,
@@ -313,22 +330,27 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
             }
             cases = c_cases;
         }
-        if opts.nes {
-            // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer.
+        if let Some(mem_mode) = mem_mode {
+            // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer where it has one
+            // (the PPU's, $4015-$4017: exclusive selects), else the open bus (`ea`'s high byte).
             let io_data = cx.s.input(input::IO_DATA, 8);
-            let mut parts = vec![m_imm, m_acc];
-            parts.extend(&io_parts);
-            let c4 = cx.s.concat(&parts);
-            let sel = cx.s.truth_table(c4, |i| i & 3 == 0 && (i >> 2 == 1 || i >> 2 == 2));
+            let (is_ppu, is_apu, apu_reads) = (io_parts[0], io_parts[1], &io_parts[2..]);
+            let asked: Vec<(NodeId, NodeId)> = [&[is_ppu][..], apu_reads].concat().into_iter().map(|r| (r, mem_mode)).collect();
+            let sel = cx.s.one_hot(1, &asked);
+            // Key bits: m_imm, m_acc, is_apu, the equalities with $4015-$4017.
+            let key = cx.s.concat(&[&[m_imm, m_acc, is_apu][..], apu_reads].concat());
+            let sel_open = cx.s.truth_table(key, |k| k == 0b100);
+            let hi = cx.s.slice(ea, 8, 8);
             cases.push((sel, io_data));
+            cases.push((sel_open, hi));
         }
         cx.s.one_hot(8, &cases)
     };
-    DataRead { ea, ea_mem, io, rom, nes_data, dwords, operand }
+    DataRead { ea, ea_mem, io, rom, io_asks, io_code, nes_data, dwords, operand }
 }
 
-/// NES map: an instruction that reads an IO register (`io`; a read or a read-modify-write, `f_rmw_mem` on
-/// memory) asks the host on port `IO_READ`, which leads the step's trace; the host injects the answer on input
+/// NES map: an instruction that reads an IO register the host answers (`io`; a read or a read-modify-write,
+/// `f_rmw_mem` on memory) asks the host on port `IO_READ`, which leads the step's trace; the host injects the answer on input
 /// `IO_DATA` right there and the rest of the step (its registers, writes and ports) is computed with it, in the
 /// same step. Nothing that `IO_READ` carries depends on the answer.
 fn io_read(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, [exec, io]: [NodeId; 2], f_rmw_mem: NodeId) -> NodeId {

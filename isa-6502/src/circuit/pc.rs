@@ -77,7 +77,8 @@ pub(super) fn pc_targets(cx: &mut Ctx, dec: Decoded, st: &CpuState6502, b1: Node
 pub(super) struct Cycles {
     /// A taken branch to another page.
     pub(super) br_far: NodeId,
-    /// NES map: port `IO_READ`'s word, the address and (above it) the read's cycle within the instruction.
+    /// NES map: port `IO_READ`'s word, the register's code ([`crate::face::nes_io_read_code`]) and (above it, in
+    /// bits 4-7) the read's cycle within the instruction.
     pub(super) io_read_word: NodeId,
     /// The instruction's cycles as terms of `CYC`'s one sum (see `next::registers_next`): its base cycles, one
     /// more for a page crossed by an indexed read, one for a taken branch and one more when it lands on another
@@ -88,7 +89,7 @@ pub(super) struct Cycles {
 /// The cycle counts: `crossings` are (mode, page crossed) of the indexed modes (abs,X; abs,Y; (zp),Y), `branch`
 /// is (taken, to another page).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, exec: NodeId, crossings: [(NodeId, NodeId); 3], branch: (NodeId, NodeId), f_rmw_mem: NodeId, ea: NodeId) -> Cycles {
+pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, exec: NodeId, crossings: [(NodeId, NodeId); 3], branch: (NodeId, NodeId), f_rmw_mem: NodeId, io_code: NodeId) -> Cycles {
     let (taken, br_cross) = branch;
     let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
     let base_cyc = dec.field(cx, ctl::CYCLES, 4);
@@ -104,12 +105,12 @@ pub(super) fn cycles(cx: &mut Ctx, opts: &Mos6502Options, dec: Decoded, exec: No
     let br_far = cx.s.and(taken, br_cross);
     // NES map: the cycle of an IO read within its instruction (0: the opcode fetch), for the host to clock its
     // PPU and APU up to it: a read's last cycle, or a read-modify-write's third from last (the two writes
-    // follow). Port IO_READ carries it above the address.
+    // follow). Port IO_READ carries it above the register's code.
     let io_read_word = if opts.nes {
         let read_cycle = cx.s.sum(4, &[t(base_cyc, 0), t(crossed, 0), SumTerm { node: f_rmw_mem, shift: 1, neg: true }], 15);
-        cx.s.concat(&[ea, read_cycle])
+        cx.s.concat(&[io_code, read_cycle])
     } else {
-        ea
+        io_code
     };
     // Gated by `exec` where each is made (an AND of early signals), so the gating adds no layer.
     let exec_terms = {

@@ -95,18 +95,42 @@ fn nes_ports(s: &mut CircuitBuilder, ports: &mut Vec<PortDesc>, banking: PrgBank
     } else {
         s.select(f_store, store_val, rmw_val)
     };
-    // The byte gated by the port's enable (as `Ctx::gated`): a store's or a read-modify-write's value moves at
-    // most steps, and the port's staging with it where it was not gated.
+    // The byte and the register's code gated by the port's enable (as `Ctx::gated`): a store's or a
+    // read-modify-write's value and the effective address move at most steps, and the port's staging with them
+    // where they were not gated.
     let data = {
         let en = s.sext(io_write, 8);
         s.and(data, en)
     };
-    let word = s.concat(&[ea, data]);
+    // The register's code (`crate::face::nes_io_write_code`): ea[0..5], and its region above them, by a lookup
+    // over A13-A15 and whether A5-A12 are all 0 (the $40xx page's registers): `4 | A13 | A14 << 1` from $8000,
+    // 0 the PPU's, 1 the APU's and pads', 2 the expansion area.
+    let code = {
+        let lo5 = s.slice(ea, 0, 5);
+        let mid = s.slice(ea, 5, 8);
+        let low_page = s.eq_const(mid, 0);
+        let hi3 = s.slice(ea, 13, 3);
+        // Key bits: A13, A14, A15, low_page.
+        let key = s.concat(&[hi3, low_page]);
+        let region = |k: u64| -> u64 {
+            match (k & 7, k >> 3) {
+                (h, _) if h >= 4 => 4 | (h & 3),
+                (1, _) => 0,
+                (_, 1) => 1,
+                _ => 2,
+            }
+        };
+        let bits: Vec<NodeId> = (0..3).map(|b| s.truth_table(key, move |k| region(k) >> b & 1 == 1)).collect();
+        let code = s.concat(&[&[lo5][..], &bits].concat());
+        let en = s.sext(io_write, 8);
+        s.and(code, en)
+    };
+    let word = s.concat(&[code, data]);
     let (write_port, read_port) = (ports.len() as u32, ports.len() as u32 + 1);
     s.output(write_port, word, io_write);
-    ports.push(PortDesc::new("IO_WRITE", 24));
+    ports.push(PortDesc::new("IO_WRITE", 16));
     s.output(read_port, io_read_word, io_read);
-    ports.push(PortDesc::new("IO_READ", 20));
+    ports.push(PortDesc::new("IO_READ", 8));
     // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages.
     let oam = {
         let lo3 = s.slice(ea, 0, 3);
