@@ -131,15 +131,18 @@ fn nes_ports(s: &mut CircuitBuilder, ports: &mut Vec<PortDesc>, banking: PrgBank
     ports.push(PortDesc::new("IO_WRITE", 16));
     s.output(read_port, io_read_word, io_read);
     ports.push(PortDesc::new("IO_READ", 8));
-    // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages.
+    // Four bytes of the page: the banks' (RAM, PRG RAM), or one PRG ROM word; 0 on the IO pages, and in every
+    // step but a DMA's (its selects take `dma_step`, so that the select holds still while the data address
+    // and the words read there move, as in most steps).
     let oam = {
         let lo3 = s.slice(ea, 0, 3);
         let hi3 = s.slice(ea, 13, 3);
-        let key = s.concat(&[lo3, hi3]);
-        // key bits: addr[0..3] (lo), addr[13..16] (hi).
-        let ram = s.truth_table(key, |v| v >> 3 == 0 || v >> 3 == 3);
-        let even = s.truth_table(key, |v| v >> 3 >= 4 && v & 7 < 4);
-        let odd = s.truth_table(key, |v| v >> 3 >= 4 && v & 7 >= 4);
+        let key = s.concat(&[lo3, hi3, dma_step]);
+        // key bits: addr[0..3] (lo), addr[13..16] (hi), dma_step.
+        let dma = |v: u64| v >> 6 == 1;
+        let ram = s.truth_table(key, move |v| dma(v) && (v >> 3 & 7 == 0 || v >> 3 & 7 == 3));
+        let even = s.truth_table(key, move |v| dma(v) && v >> 3 & 7 >= 4 && v & 7 < 4);
+        let odd = s.truth_table(key, move |v| dma(v) && v >> 3 & 7 >= 4 && v & 7 >= 4);
         let banks = s.concat(dwords);
         s.one_hot(32, &[(ram, banks), (even, read.prg[0]), (odd, read.prg[1])])
     };
