@@ -8,8 +8,8 @@ use isa_api::circuit::{NodeId, ShiftKind, SumTerm};
 
 /// The read-modify-write stage's results.
 pub(super) struct RmwStage {
-    /// (select, value) of each variant: ASL, LSR, ROL, ROR, INC, DEC, none (the operand).
-    pub(super) variants: [(NodeId, NodeId); 7],
+    /// (select, value) of each variant: ASL, LSR, ROL, ROR, INC or DEC (one sum), none (the operand).
+    pub(super) variants: [(NodeId, NodeId); 6],
     /// The modified operand (the operand itself when the instruction modifies nothing).
     pub(super) value: NodeId,
     /// The carry a shift or rotate moves out.
@@ -33,9 +33,12 @@ pub(super) fn rmw_stage(cx: &mut Ctx, d: Decoded, operand: NodeId, flag_c: NodeI
         let hi7 = cx.s.slice(operand, 1, 7);
         cx.s.concat(&[hi7, flag_c])
     };
-    let inc = cx.s.add_const(operand, 1);
-    let dec = cx.s.add_const(operand, 0xFF);
-    let rmw_variants = [(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (rmw_is[5], inc), (rmw_is[6], dec), (rmw_is[0], operand)];
+    // INC and DEC as one sum, `operand + 1 - 2 * dec` (modulo 256): half the units that move with the operand
+    // (at most steps), where `operand + 1` and `operand - 1` were two sums; the decoded `dec` is ready long
+    // before the operand, so the sum is still one layer after it.
+    let inc_dec = cx.s.sum(8, &[SumTerm { node: operand, shift: 0, neg: false }, SumTerm { node: rmw_is[6], shift: 1, neg: true }], 1);
+    let is_inc_dec = cx.s.or(rmw_is[5], rmw_is[6]);
+    let rmw_variants = [(rmw_is[1], shl), (rmw_is[2], shr), (rmw_is[3], rol), (rmw_is[4], ror), (is_inc_dec, inc_dec), (rmw_is[0], operand)];
     let rmw_val = cx.s.one_hot(8, &rmw_variants);
     let op_b7 = cx.s.bit(operand, 7);
     let op_b0 = cx.s.bit(operand, 0);
@@ -67,7 +70,7 @@ pub(super) struct AluStage {
 /// The ALU stage on A and the (modified) operand: one 9-bit adder for ADC, SBC, the compares and AXS, the
 /// logic operations and the unofficial ones.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn alu_stage(cx: &mut Ctx, d: Decoded, [a, x, y]: [NodeId; 3], operand: NodeId, rmw_variants: &[(NodeId, NodeId); 7], rmw_val: NodeId, alu_cin: NodeId, flag_c: NodeId) -> AluStage {
+pub(super) fn alu_stage(cx: &mut Ctx, d: Decoded, [a, x, y]: [NodeId; 3], operand: NodeId, rmw_variants: &[(NodeId, NodeId); 6], rmw_val: NodeId, alu_cin: NodeId, flag_c: NodeId) -> AluStage {
     let one = cx.one;
     let t = |node: NodeId, shift: u32| SumTerm { node, shift, neg: false };
     let alu = d.field(cx, ctl::ALU, 4);
