@@ -42,8 +42,10 @@ pub(super) fn operands(cx: &mut Ctx, opts: &Mos6502Options, st: &State, f: &Fetc
     // NES map: the pointer read's bases gated by the flags of the modes that read them (`Ctx::gated`), so that
     // each base's bank rows, next rows and row selects hold still in the other instructions. The flags come
     // straight from the opcode's lookup, a layer before the mode selects, and the NES map's read has that layer
-    // to spare; the flat map's has not (one more layer), and neither has JMP's pointer under MMC1's and MMC3's
-    // window banks (its ROM rows go through the window's bank): those bases stay ungated.
+    // to spare; (zp,X)'s operands are gated by its opcodes' pattern instead (`gated_by_opcode`), since its sum
+    // comes after the gate. The flat map's read has no layer to spare (one more layer), and neither has JMP's
+    // pointer under MMC1's and MMC3's window banks (its ROM rows go through the window's bank): those bases
+    // stay ungated.
     let ptr_bases = if opts.nes {
         let zero8 = cx.s.konst(8, 0);
         let f_izy = f.dec.flag(cx, Flag::ModeIzy);
@@ -272,6 +274,14 @@ pub(super) struct DataRead {
     pub(super) operand: NodeId,
 }
 
+/// NES map: where a data address lies among the IO registers: the PPU's ($2000-$3FFF), the APU's, pads' and
+/// expansion area's ($4000-$5FFF), and each of $4015, $4016, $4017 (the reads the host answers there).
+struct IoRegions {
+    is_ppu: NodeId,
+    is_apu: NodeId,
+    apu_reads: Vec<NodeId>,
+}
+
 /// Level C: the effective address from the modes' cases (`ea_cases`: mode select, address), the data read
 /// there, and the operand (`[m_imm, m_acc]`: the immediate and accumulator modes, which read `b1` and `a`).
 fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)], [m_imm, m_acc]: [NodeId; 2], a: NodeId, b1: NodeId) -> DataRead {
@@ -279,7 +289,7 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
     // No default: a mode without an effective address leaves it 0 (nothing reads or writes it then).
     let ea = cx.s.one_hot(16, ea_cases);
     // NES map: RAM mirrored through $1FFF; IO registers at $2000-$3FFF and $4000-$401F; ROM from $8000.
-    let (ea_mem, io, rom, io_parts, io_asks, io_code) = if opts.nes {
+    let (ea_mem, io, rom, regions, io_asks, io_code) = if opts.nes {
         // The IO registers: the PPU's at $2000-$3FFF, the APU's and pads' at $4000-$401F, and the cartridge's
         // expansion area up to $5FFF. The host answers a read of the PPU's and of $4015-$4017; the others read
         // the open bus (`crate::face::nes_io_read_code`).
@@ -298,9 +308,9 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
             let not_ppu = cx.s.not(is_ppu);
             cx.s.concat(&[lo2, b2, not_ppu])
         };
-        (ea_mem, cx.s.or(is_ppu, is_apu), cx.s.bit(ea, 15), [&[is_ppu, is_apu][..], &apu_reads].concat(), asks, code)
+        (ea_mem, cx.s.or(is_ppu, is_apu), cx.s.bit(ea, 15), Some(IoRegions { is_ppu, is_apu, apu_reads }), asks, code)
     } else {
-        (ea, zero, zero, vec![], zero, zero)
+        (ea, zero, zero, None, zero, zero)
     };
     // NES map: RAM, PRG RAM and ROM read in one level (the memory modes only: the immediate and A take no
     // memory select).
@@ -330,15 +340,14 @@ fn data_read(cx: &mut Ctx, opts: &Mos6502Options, ea_cases: &[(NodeId, NodeId)],
             }
             cases = c_cases;
         }
-        if let Some(mem_mode) = mem_mode {
+        if let (Some(mem_mode), Some(IoRegions { is_ppu, is_apu, apu_reads })) = (mem_mode, &regions) {
             // An IO register (PPU or APU/IO, never both) in a memory mode: the host's answer where it has one
             // (the PPU's, $4015-$4017: exclusive selects), else the open bus (`ea`'s high byte).
             let io_data = cx.s.input(input::IO_DATA, 8);
-            let (is_ppu, is_apu, apu_reads) = (io_parts[0], io_parts[1], &io_parts[2..]);
-            let asked: Vec<(NodeId, NodeId)> = [&[is_ppu][..], apu_reads].concat().into_iter().map(|r| (r, mem_mode)).collect();
+            let asked: Vec<(NodeId, NodeId)> = [&[*is_ppu][..], apu_reads].concat().into_iter().map(|r| (r, mem_mode)).collect();
             let sel = cx.s.one_hot(1, &asked);
             // Key bits: m_imm, m_acc, is_apu, the equalities with $4015-$4017.
-            let key = cx.s.concat(&[&[m_imm, m_acc, is_apu][..], apu_reads].concat());
+            let key = cx.s.concat(&[&[m_imm, m_acc, *is_apu][..], apu_reads].concat());
             let sel_open = cx.s.truth_table(key, |k| k == 0b100);
             let hi = cx.s.slice(ea, 8, 8);
             cases.push((sel, io_data));
